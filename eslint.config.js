@@ -1,0 +1,60 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+// Pure layers stay pure: no Redis, no HTTP, no Node built-ins (STYLE.md, habit 1).
+const PURE_FILES = ['src/domain/**/*.ts', 'src/mapping/**/*.ts', 'src/connectors/*/map.ts'];
+const IMPURE_MODULES = {
+  paths: [
+    { name: 'bullmq', message: 'Pure layer: pass queue effects in from processors/.' },
+    { name: 'ioredis', message: 'Pure layer: pass Redis effects in from queue/ or processors/.' },
+    { name: 'undici', message: 'Pure layer: HTTP belongs in src/api.' },
+  ],
+  patterns: [
+    { group: ['node:*'], message: 'Pure layer: no Node built-ins here.' },
+    { group: ['bullmq/*', 'ioredis/*', 'undici/*'], message: 'Pure layer: no I/O libraries.' },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.taxsync/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      globals: { ...globals.node },
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      'no-console': 'off',
+    },
+  },
+  {
+    files: PURE_FILES,
+    rules: { 'no-restricted-imports': ['error', IMPURE_MODULES] },
+  },
+  {
+    // Money never becomes a number: forbid parseFloat/Number() on amounts in pure layers.
+    files: PURE_FILES,
+    rules: {
+      'no-restricted-globals': ['error', { name: 'parseFloat', message: 'Money is decimal.js, never a number.' }],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/require-await': 'off',
+    },
+  },
+  {
+    files: ['eslint.config.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

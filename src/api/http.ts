@@ -1,0 +1,183 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { apiUrlProblem } from '../config/url-policy.js';
+import { TaxsyncError, type HttpExchange } from '../domain/errors.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpTimeouts {
+  connectMs: number;
+  headersMs: number;
+  bodyMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: HttpTimeouts = { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 };
+
+/** Bodies kept in error exchanges (dead-letter entries) are cut at this many characters. */
+export const EXCHANGE_BODY_LIMIT = 4_096;
+
+export interface HttpRequest {
+  method: HttpMethod;
+  /** A path relative to the base URL, or an absolute URL on the same origin (paging links). */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  json?: unknown;
+  form?: Record<string, string>;
+  bearer?: string;
+  /** When false the request body is left out of error exchanges (token requests carry secrets). */
+  recordBody?: boolean;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  /** Parsed JSON, or undefined when the body is empty or not JSON. */
+  body: unknown;
+  exchange: HttpExchange;
+}
+
+export interface HttpClientOptions {
+  baseUrl: string;
+  timeouts?: HttpTimeouts;
+  allowInsecureHttp?: boolean;
+  /** Tests inject undici's MockAgent here; production builds its own keep-alive Agent. */
+  dispatcher?: Dispatcher;
+  userAgent?: string;
+}
+
+export interface HttpClient {
+  readonly baseUrl: URL;
+  send(req: HttpRequest): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+// Failures before any byte of the request left: safe to retry any method.
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+export function truncate(text: string, limit = EXCHANGE_BODY_LIMIT): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}… [truncated ${text.length - limit} characters]`;
+}
+
+/** The URL without query values that could carry secrets: taxsync never puts secrets in queries. */
+function describeUrl(url: URL): string {
+  return `${url.origin}${url.pathname}${url.search}`;
+}
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const problem = apiUrlProblem(options.baseUrl, options.allowInsecureHttp ?? false);
+  if (problem) {
+    throw new TaxsyncError('API_INSECURE_URL', `API base URL ${problem}`, { details: { baseUrl: options.baseUrl } });
+  }
+  const baseUrl = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
+  const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher =
+    options.dispatcher ??
+    new Agent({
+      connect: { timeout: timeouts.connectMs },
+      headersTimeout: timeouts.headersMs,
+      bodyTimeout: timeouts.bodyMs,
+      keepAliveTimeout: 30_000,
+      connections: 128,
+    });
+
+  function resolve(path: string, query: HttpRequest['query']): URL {
+    const url = /^https?:\/\//.test(path) ? new URL(path) : new URL(path.replace(/^\//, ''), baseUrl);
+    if (url.origin !== baseUrl.origin) {
+      // A paging link pointing elsewhere would carry our bearer token to a foreign host.
+      throw new TaxsyncError('API_BAD_RESPONSE', `refusing to follow a link to another origin (${url.origin})`);
+    }
+    for (const [key, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  async function send(req: HttpRequest): Promise<HttpResponse> {
+    const url = resolve(req.path, req.query);
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': options.userAgent ?? 'taxsync' };
+    let body: string | undefined;
+    if (req.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(req.json);
+    } else if (req.form !== undefined) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(req.form).toString();
+    }
+    if (req.bearer !== undefined) headers.authorization = `Bearer ${req.bearer}`;
+    const exchange: HttpExchange = {
+      request: {
+        method: req.method,
+        url: describeUrl(url),
+        ...(body !== undefined && req.recordBody !== false ? { body: truncate(body) } : {}),
+      },
+    };
+
+    let res: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      res = await request(url, {
+        method: req.method,
+        headers,
+        body,
+        dispatcher,
+        headersTimeout: timeouts.headersMs,
+        bodyTimeout: timeouts.bodyMs,
+      });
+      text = await res.body.text();
+    } catch (cause) {
+      throw networkError(cause, req.method, url, exchange);
+    }
+    const responseHeaders = flattenHeaders(res.headers);
+    exchange.response = {
+      status: res.statusCode,
+      body: truncate(text),
+      headers: pickHeaders(responseHeaders, ['content-type', 'retry-after', 'x-request-id']),
+    };
+    return { status: res.statusCode, headers: responseHeaders, text, body: parseJson(text), exchange };
+  }
+
+  return {
+    baseUrl,
+    send,
+    close: async () => {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+}
+
+function networkError(cause: unknown, method: string, url: URL, exchange: HttpExchange): TaxsyncError {
+  if (cause instanceof TaxsyncError) return cause;
+  const code = (cause as { code?: unknown }).code;
+  const codeText = typeof code === 'string' ? code : 'UNKNOWN';
+  const ambiguous = !NOT_SENT_CODES.has(codeText);
+  const where = `${method} ${url.pathname}`;
+  if (TIMEOUT_CODES.has(codeText)) {
+    return new TaxsyncError('API_TIMEOUT', `${where} timed out (${codeText})`, { cause, ambiguous, http: exchange });
+  }
+  return new TaxsyncError('API_NETWORK', `${where} failed: ${codeText}`, { cause, ambiguous, http: exchange });
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers)) {
+    if (value !== undefined) out[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+function pickHeaders(headers: Record<string, string>, names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) if (headers[name] !== undefined) out[name] = headers[name];
+  return out;
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

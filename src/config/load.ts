@@ -1,0 +1,187 @@
+import { z } from 'zod';
+import { TaxsyncError } from '../domain/errors.js';
+import { Secret } from './secret.js';
+import { apiUrlProblem } from './url-policy.js';
+
+/**
+ * The one reader of process.env. Every setting has a name, a default and a line in
+ * docs/configuration.md. loadConfig() reports every bad variable in one error and returns a frozen
+ * object; secrets are wrapped in Secret so the config can be printed safely.
+ */
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const WEBHOOK_CONNECTORS = ['shopify', 'stripe', 'woocommerce', 'erp'] as const;
+export type WebhookConnectorId = (typeof WEBHOOK_CONNECTORS)[number];
+
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const optionalString = z.preprocess(blankToUndefined, z.string().trim().optional());
+const int = (min: number, max: number, fallback: number) =>
+  z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ error: 'must be an integer' })
+      .int({ error: 'must be an integer' })
+      .min(min, { error: `must be at least ${min}` })
+      .max(max, { error: `must be at most ${max}` })
+      .default(fallback),
+  );
+const flag = z.preprocess(
+  blankToUndefined,
+  z.enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' }).default('0').transform((v) => v === '1' || v === 'true'),
+);
+const secretList = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      v === undefined
+        ? []
+        : v
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s.length > 0)
+            .map((s) => new Secret(s)),
+    ),
+);
+const secret = z.preprocess(blankToUndefined, z.string().optional().transform((v) => (v === undefined ? undefined : new Secret(v))));
+
+const EnvSchema = z.object({
+  NODE_ENV: z.preprocess(blankToUndefined, z.enum(['development', 'production', 'test']).default('development')),
+  REDIS_URL: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^rediss?:\/\/.+/, { error: 'must be a redis:// or rediss:// URL' })
+      .optional(),
+  ),
+  TAXSYNC_PREFIX: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^\{[^{}]+\}$/, { error: 'must be a Redis hash tag such as {taxsync}, so Redis Cluster keeps every key in one slot' })
+      .default('{taxsync}'),
+  ),
+  TAX_API_URL: optionalString,
+  TAX_API_AUTH_URL: optionalString,
+  TAX_API_CLIENT_ID: optionalString,
+  TAX_API_CLIENT_SECRET: secret,
+  TAX_API_CONNECT_TIMEOUT_MS: int(1, 600_000, 5_000),
+  TAX_API_HEADERS_TIMEOUT_MS: int(1, 600_000, 30_000),
+  TAX_API_BODY_TIMEOUT_MS: int(1, 600_000, 30_000),
+  TAX_API_TOKEN_RENEW_BEFORE_S: int(0, 86_400, 300),
+  VAT_API_URL: optionalString,
+  VAT_API_MODULE: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^[a-z0-9-]+$/, { error: 'must be a single lowercase path segment such as vat' })
+      .default('vat'),
+  ),
+  TAXSYNC_HTTP_HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
+  TAXSYNC_HTTP_PORT: int(0, 65_535, 8080),
+  SHOPIFY_WEBHOOK_SECRET: secretList,
+  STRIPE_WEBHOOK_SECRET: secretList,
+  WOOCOMMERCE_WEBHOOK_SECRET: secretList,
+  ERP_WEBHOOK_SECRET: secretList,
+  TAXSYNC_ADMIN_TOKEN: secret,
+  TAXSYNC_CONFIG: optionalString,
+  LOG_LEVEL: z.preprocess(
+    (v) => (typeof v === 'string' ? blankToUndefined(v.toLowerCase()) : v),
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  ),
+  TAXSYNC_ALLOW_INSECURE_HTTP: flag,
+});
+
+type Env = z.infer<typeof EnvSchema>;
+
+function buildConfig(env: Env) {
+  return {
+    nodeEnv: env.NODE_ENV,
+    redis: { url: env.REDIS_URL, prefix: env.TAXSYNC_PREFIX },
+    taxApi: {
+      /** undefined: run against the built-in emulator. */
+      url: env.TAX_API_URL,
+      authUrl: env.TAX_API_AUTH_URL,
+      clientId: env.TAX_API_CLIENT_ID,
+      clientSecret: env.TAX_API_CLIENT_SECRET,
+      timeouts: {
+        connectMs: env.TAX_API_CONNECT_TIMEOUT_MS,
+        headersMs: env.TAX_API_HEADERS_TIMEOUT_MS,
+        bodyMs: env.TAX_API_BODY_TIMEOUT_MS,
+      },
+      tokenRenewBeforeMs: env.TAX_API_TOKEN_RENEW_BEFORE_S * 1000,
+    },
+    vatApi: { url: env.VAT_API_URL ?? env.TAX_API_URL, module: env.VAT_API_MODULE },
+    usesEmulator: env.TAX_API_URL === undefined,
+    http: { host: env.TAXSYNC_HTTP_HOST, port: env.TAXSYNC_HTTP_PORT },
+    webhookSecrets: {
+      shopify: env.SHOPIFY_WEBHOOK_SECRET,
+      stripe: env.STRIPE_WEBHOOK_SECRET,
+      woocommerce: env.WOOCOMMERCE_WEBHOOK_SECRET,
+      erp: env.ERP_WEBHOOK_SECRET,
+    } satisfies Record<WebhookConnectorId, Secret[]>,
+    adminToken: env.TAXSYNC_ADMIN_TOKEN,
+    configFile: env.TAXSYNC_CONFIG,
+    logLevel: env.LOG_LEVEL,
+    allowInsecureHttp: env.TAXSYNC_ALLOW_INSECURE_HTTP,
+  };
+}
+
+export type Config = DeepReadonly<ReturnType<typeof buildConfig>>;
+type DeepReadonly<T> = T extends Secret ? T : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+
+/** Rules that span several variables; each problem names its variable. */
+function crossFieldProblems(env: Env): string[] {
+  const problems: string[] = [];
+  for (const name of ['TAX_API_URL', 'TAX_API_AUTH_URL', 'VAT_API_URL'] as const) {
+    const value = env[name];
+    if (value === undefined) continue;
+    const problem = apiUrlProblem(value, env.TAXSYNC_ALLOW_INSECURE_HTTP);
+    if (problem) problems.push(`${name} ${problem}`);
+  }
+  if (env.TAX_API_URL === undefined) {
+    if (env.NODE_ENV === 'production') {
+      problems.push('TAX_API_URL is required when NODE_ENV=production (unset runs against the built-in emulator)');
+    }
+    if (env.VAT_API_URL !== undefined) problems.push('VAT_API_URL is set but TAX_API_URL is not: set both, or neither to use the emulator');
+  } else {
+    if (env.TAX_API_CLIENT_ID === undefined) problems.push('TAX_API_CLIENT_ID is required when TAX_API_URL is set');
+    if (env.TAX_API_CLIENT_SECRET === undefined) problems.push('TAX_API_CLIENT_SECRET is required when TAX_API_URL is set');
+  }
+  return problems;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !(value instanceof Secret)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * Parses the environment once. Throws a CONFIG_INVALID TaxsyncError whose message names every bad
+ * variable (never its value when the variable holds a secret).
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
+    throw configError(problems);
+  }
+  const problems = crossFieldProblems(parsed.data);
+  if (problems.length > 0) throw configError(problems);
+  return deepFreeze(buildConfig(parsed.data));
+}
+
+function configError(problems: string[]): TaxsyncError {
+  return new TaxsyncError('CONFIG_INVALID', `invalid configuration: ${problems.join('; ')}`, {
+    details: { problems },
+  });
+}
+
+/** A printable view of the config with every secret shown only as set or unset. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
+}
