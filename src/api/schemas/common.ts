@@ -1,0 +1,99 @@
+/**
+ * Primitives shared by the tax-engine and VAT schemas.
+ *
+ * Decisions (copy to docs/decisions.md):
+ * - Uuid accepts any 8-4-4-4-12 hex string (z.guid), not only RFC 9562 variants: the specs say
+ *   only "UUID", and rejecting an odd-but-real id in a response would fail a call that succeeded.
+ * - IsoDateTime requires `Z` or a `±hh:mm` offset; a datetime without a zone is rejected.
+ * - `source` fields in resource schemas use SourceValue (any lowercase identifier), not the
+ *   Source enum: the nine platform values are assumed and configurable. Whoever holds the
+ *   configured list narrows a schema with `restrictSources` (the emulator, outgoing bodies).
+ */
+import { z } from 'zod';
+
+/** A decimal as a string: optional minus, digits, optional fraction. Never a JS number. */
+export const DecimalString = z.string().regex(/^-?\d+(\.\d+)?$/, 'expected a decimal string such as "12.50"');
+export type DecimalString = z.infer<typeof DecimalString>;
+
+/** A UUID in its canonical 8-4-4-4-12 hex form. */
+export const Uuid = z.guid();
+export type Uuid = z.infer<typeof Uuid>;
+
+/** ISO 8601 datetime with `Z` or an offset, e.g. `2025-03-01T10:00:00Z`. */
+export const IsoDateTime = z.iso.datetime({ offset: true });
+export type IsoDateTime = z.infer<typeof IsoDateTime>;
+
+// z.iso.date's pattern is calendar-aware: it rejects 2023-02-29 and 2025-04-31.
+/** A real calendar date, `YYYY-MM-DD`. */
+export const IsoDate = z.iso.date();
+export type IsoDate = z.infer<typeof IsoDate>;
+
+/** ISO 3166-1 alpha-2 shape (two uppercase letters); whether the code exists is checked elsewhere. */
+export const CountryCode = z.string().regex(/^[A-Z]{2}$/, 'expected a two-letter uppercase country code');
+export type CountryCode = z.infer<typeof CountryCode>;
+
+/** ISO 4217 shape (three uppercase letters); whether the code exists is checked elsewhere. */
+export const CurrencyCode = z.string().regex(/^[A-Z]{3}$/, 'expected a three-letter uppercase currency code');
+export type CurrencyCode = z.infer<typeof CurrencyCode>;
+
+/** The default source list: `api` plus the nine platform identifiers taxsync assumes (DESIGN.md "Sources"). */
+export const SOURCES = [
+  'api',
+  'shopify',
+  'stripe',
+  'woocommerce',
+  'bigcommerce',
+  'quickbooks',
+  'xero',
+  'netsuite',
+  'zoho',
+  'chargebee',
+] as const;
+
+/** One of the default source values. */
+export const Source = z.enum(SOURCES);
+export type Source = z.infer<typeof Source>;
+
+const SOURCE_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+/** Any well-formed source value (a lowercase identifier); membership in the configured list is separate. */
+export const SourceValue = z.string().regex(SOURCE_PATTERN, 'expected a lowercase source identifier');
+export type SourceValue = z.infer<typeof SourceValue>;
+
+/** Builds the source enum from a configured list; throws on an empty list or a malformed value. */
+export function makeSourceSchema(values: readonly string[]) {
+  if (values.length === 0) throw new Error('makeSourceSchema: the source list is empty');
+  const bad = values.filter((v) => !SOURCE_PATTERN.test(v));
+  if (bad.length > 0) throw new Error(`makeSourceSchema: not lowercase identifiers: ${bad.join(', ')}`);
+  return z.enum(values as readonly [string, ...string[]]);
+}
+
+const SOURCE_KEYS = new Set(['source', 'customer_source']);
+
+/**
+ * Adds a check that every `source` / `customer_source` value anywhere in the parsed body is in
+ * `values`; each offender gets an issue at its own path. The schema's type is unchanged.
+ */
+export function restrictSources<T extends z.ZodType>(schema: T, values: readonly string[]): T {
+  const allowed = makeSourceSchema(values);
+  return schema.superRefine((body, ctx) => {
+    const visit = (node: unknown, path: PropertyKey[]): void => {
+      if (Array.isArray(node)) {
+        node.forEach((child, i) => visit(child, [...path, i]));
+      } else if (node !== null && typeof node === 'object') {
+        for (const [key, child] of Object.entries(node)) {
+          if (SOURCE_KEYS.has(key) && typeof child === 'string' && !allowed.safeParse(child).success) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [...path, key],
+              message: `unknown source "${child}"; expected one of ${values.join(', ')}`,
+            });
+          } else {
+            visit(child, [...path, key]);
+          }
+        }
+      }
+    };
+    visit(body, []);
+  });
+}

@@ -1,0 +1,3 @@
+export * from './common.js';
+export * from './tax-engine.js';
+export * from './vat.js';

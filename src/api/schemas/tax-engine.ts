@@ -1,0 +1,498 @@
+/**
+ * Tax engine contract (spec/tax-calculation-api.md): tokens, customers, exemptions, transactions.
+ * Requests are strict (unknown keys rejected); responses tolerate unknown keys and require only
+ * ids and keys.
+ *
+ * Decisions where the spec says "not shown" (copy to docs/decisions.md):
+ * - Token request bodies: variant A is the form {grant_type, client_id, client_secret}; variant B
+ *   is taken to be JSON {client_id, client_secret}.
+ * - Token responses: access_token, token_type, expires_in are required; token_type is compared
+ *   case-insensitively (OAuth convention); expires_in may also arrive as a digit string and is
+ *   turned into a number; variant B's expire_at is optional (expires_in is what the client uses).
+ * - Verify: a loose object of JWT claims; the registered numeric claims are checked when present.
+ * - Address: no field is required; country must look like a country code.
+ * - Customer: only source and external_id are required in the upsert body; customer_status is a
+ *   free string.
+ * - Exemption request: customer_id, country, start_date and exemption_type are required; the
+ *   same body serves POST and PUT.
+ * - Exemption list: the shape is not shown; the cursor page and a bare array are both accepted.
+ *   The list query (limit/after/before) is assumed to be the same as for customers.
+ * - Transaction request: only source, external_id and each item's unit_price are required (plus
+ *   currency inside currency_details and is_refund_linked inside refund_info when those objects
+ *   are sent). transaction_type is any lowercase identifier; invoice and refund are the known ones.
+ * - shipping_fee: its fields are not shown. taxsync sends {amount, tax_code?} (amount a decimal
+ *   string, before tax, after any shipping discount) — ShippingFeeRequest below is the one place
+ *   to change it; a response may carry any object or null.
+ * - customer_details.customer (inline) accepts exactly the five listed fields.
+ * - customer_type_override (response) uses the customer_type values.
+ * - Breakdown maps are keyed by any string (state, county, city, mta, spd for automatic lookup;
+ *   whatever keys were submitted for manual rates).
+ * - matched_address latitude, longitude and confidence: number or decimal string (not money).
+ * - exchange_rate_info: fields not shown; an opaque object or null.
+ * - Response taxability_reason and transaction_type are any string (the lists are incomplete).
+ * - Errors and DELETE bodies are not shown: no schema; the client keeps the raw body.
+ */
+import { z } from 'zod';
+import { CountryCode, CurrencyCode, DecimalString, IsoDate, IsoDateTime, SourceValue, Uuid } from './common.js';
+
+// ---------------------------------------------------------------------------------------------
+// Tokens
+
+/** Variant A form body (`POST {auth_url}/oauth/token`, form-encoded). */
+export const TokenRequestA = z.strictObject({
+  grant_type: z.literal('client_credentials'),
+  client_id: z.string().min(1),
+  client_secret: z.string().min(1),
+});
+export type TokenRequestA = z.infer<typeof TokenRequestA>;
+
+/** Variant B body (`POST /v1/auth/token`). */
+export const TokenRequestB = TokenRequestA.omit({ grant_type: true });
+export type TokenRequestB = z.infer<typeof TokenRequestB>;
+
+/** Variant A token response. */
+export const TokenResponseA = z.object({
+  access_token: z.string().min(1),
+  token_type: z.string().regex(/^bearer$/i, 'expected token_type "Bearer"'),
+  /** Lifetime in seconds. */
+  expires_in: z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/).transform(Number)]),
+});
+export type TokenResponseA = z.infer<typeof TokenResponseA>;
+
+/** Variant B token response: variant A plus the expiry timestamp. */
+export const TokenResponseB = TokenResponseA.extend({ expire_at: IsoDateTime.optional() });
+export type TokenResponseB = z.infer<typeof TokenResponseB>;
+
+/** Decoded JWT claims returned by `POST /v1/auth/verify`; other claims pass through. */
+export const VerifyClaims = z.looseObject({
+  /** Expiry, seconds since the epoch. */
+  exp: z.number().optional(),
+  iat: z.number().optional(),
+  nbf: z.number().optional(),
+  sub: z.string().optional(),
+  iss: z.string().optional(),
+  aud: z.union([z.string(), z.array(z.string())]).optional(),
+});
+export type VerifyClaims = z.infer<typeof VerifyClaims>;
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces
+
+/** Caller-side identifier; with `source` the unique key of customers and transactions. */
+export const ExternalId = z.string().min(1);
+export type ExternalId = z.infer<typeof ExternalId>;
+
+const addressFields = {
+  street: z.string().optional(),
+  city: z.string().optional(),
+  state: z.string().optional(),
+  zip: z.string().optional(),
+  country: CountryCode.optional(),
+};
+
+/** Address in a request body. */
+export const AddressRequest = z.strictObject(addressFields);
+export type AddressRequest = z.infer<typeof AddressRequest>;
+
+/** Address in a response. */
+export const Address = z.object(addressFields);
+export type Address = z.infer<typeof Address>;
+
+export const CUSTOMER_TYPES = ['retail', 'wholesale', 'retail_exempt', 'marketplace'] as const;
+/** Tax treatment of a customer. */
+export const CustomerType = z.enum(CUSTOMER_TYPES);
+export type CustomerType = z.infer<typeof CustomerType>;
+
+// ---------------------------------------------------------------------------------------------
+// Customers
+
+const customerAddresses = <A extends z.ZodType>(address: A) => ({
+  billing: address.optional(),
+  shipping: address.optional(),
+});
+
+const customerFields = {
+  source: SourceValue,
+  external_id: ExternalId,
+  name: z.string().optional(),
+  email: z.string().optional(),
+  tax_number: z.string().optional(),
+  customer_type: CustomerType.optional(),
+  customer_status: z.string().optional(),
+  comment: z.string().optional(),
+  external_created_at: IsoDateTime.optional(),
+  external_updated_at: IsoDateTime.optional(),
+};
+
+/** Body of `PUT /v1/customers/` (upsert by source + external_id). */
+export const CustomerRequest = z.strictObject({
+  ...customerFields,
+  addresses: z.strictObject(customerAddresses(AddressRequest)).optional(),
+});
+export type CustomerRequest = z.infer<typeof CustomerRequest>;
+
+/** A customer as returned by the service. */
+export const Customer = z.object({
+  ...customerFields,
+  id: Uuid,
+  addresses: z.object(customerAddresses(Address)).optional(),
+  created_at: IsoDateTime.optional(),
+  updated_at: IsoDateTime.optional(),
+});
+export type Customer = z.infer<typeof Customer>;
+
+// ---------------------------------------------------------------------------------------------
+// Exemptions
+
+export const EXEMPTION_TYPES = ['full', 'partial'] as const;
+export const ExemptionType = z.enum(EXEMPTION_TYPES);
+export type ExemptionType = z.infer<typeof ExemptionType>;
+
+export const EXEMPTION_STATUSES = ['active', 'cancelled'] as const;
+export const ExemptionStatus = z.enum(EXEMPTION_STATUSES);
+export type ExemptionStatus = z.infer<typeof ExemptionStatus>;
+
+/** Body of `POST /v1/exemptions/` and `PUT /v1/exemptions/{id}`. */
+export const ExemptionRequest = z.strictObject({
+  customer_id: Uuid,
+  country: CountryCode,
+  /** Empty array: every jurisdiction of the country. */
+  jurisdictions: z.array(z.string()).optional(),
+  start_date: IsoDate,
+  /** null: no expiration. */
+  end_date: IsoDate.nullable().optional(),
+  certificate_id: Uuid.optional(),
+  exemption_type: ExemptionType,
+  exemption_status: ExemptionStatus.optional(),
+});
+export type ExemptionRequest = z.infer<typeof ExemptionRequest>;
+
+/** An exemption as returned by the service. */
+export const Exemption = z.object(ExemptionRequest.shape).partial().extend({ id: Uuid });
+export type Exemption = z.infer<typeof Exemption>;
+
+// ---------------------------------------------------------------------------------------------
+// Transactions: line items
+
+const itemFields = {
+  name: z.string().optional(),
+  description: z.string().optional(),
+  tax_code: z.string().optional(),
+  /** May be negative for credit lines. */
+  unit_price: DecimalString,
+  quantity: DecimalString.optional(),
+  /** Item-level discount amount. */
+  discount: DecimalString.optional(),
+  /** Single override rate as a fraction (0.0825 = 8.25%); bypasses automatic calculation. */
+  manual_sales_tax_rate: DecimalString.optional(),
+  /** Per-jurisdiction override rates as fractions, keyed e.g. `state`, `city`. */
+  manual_sales_tax_rates: z.record(z.string(), DecimalString).optional(),
+  exemption_id: Uuid.optional(),
+  exemption_reason: z.string().optional(),
+};
+
+/** A line item in a transaction request. `lineAmount` was removed from the API and is rejected. */
+export const TransactionItemRequest = z.strictObject(itemFields, {
+  error: (issue) =>
+    issue.code === 'unrecognized_keys' && issue.keys.includes('lineAmount')
+      ? `Unrecognized key(s): ${issue.keys.map((k) => `"${k}"`).join(', ')} (lineAmount was removed; the line amount is unit_price × quantity)`
+      : undefined,
+});
+export type TransactionItemRequest = z.infer<typeof TransactionItemRequest>;
+
+export const TANGIBLE_CATEGORIES = ['tangible', 'intangible'] as const;
+export const TangibleCategory = z.enum(TANGIBLE_CATEGORIES);
+export type TangibleCategory = z.infer<typeof TangibleCategory>;
+
+export const TAXABLE_CATEGORIES = ['taxable', 'not_taxable'] as const;
+export const TaxableCategory = z.enum(TAXABLE_CATEGORIES);
+export type TaxableCategory = z.infer<typeof TaxableCategory>;
+
+/** The taxability reasons the spec lists; responses may carry others. */
+export const TAXABILITY_REASONS = [
+  'standard_rated',
+  'zero_rated',
+  'reduced_rated',
+  'product_exempt',
+  'customer_exempt',
+  'reverse_charge',
+  'not_collecting',
+  'not_subject_to_tax',
+] as const;
+export const TaxabilityReason = z.enum(TAXABILITY_REASONS);
+export type TaxabilityReason = z.infer<typeof TaxabilityReason>;
+
+/** Tax summary of an item or of the whole transaction (read-only). */
+export const TaxSummary = z.object({
+  /** Items plus shipping fee, at transaction level. */
+  total_tax: DecimalString.optional(),
+  /** Blended rate. */
+  effective_tax_rate: DecimalString.optional(),
+});
+export type TaxSummary = z.infer<typeof TaxSummary>;
+
+/** One jurisdiction's entry in a tax breakdown (read-only). */
+export const JurisdictionTax = z.object({
+  jurisdiction_type: z.string().optional(),
+  gross_sales: DecimalString.optional(),
+  taxable_amount: DecimalString.optional(),
+  non_taxable_amount: DecimalString.optional(),
+  tax_rate: DecimalString.optional(),
+  tax_due: DecimalString.optional(),
+});
+export type JurisdictionTax = z.infer<typeof JurisdictionTax>;
+
+/** Breakdown keyed by jurisdiction level (`state`, `county`, `city`, `mta`, `spd`). */
+export const JurisdictionTaxBreakdown = z.record(z.string(), JurisdictionTax);
+export type JurisdictionTaxBreakdown = z.infer<typeof JurisdictionTaxBreakdown>;
+
+/** A line item as returned, with its computed read-only fields. */
+export const TransactionItem = z
+  .object(itemFields)
+  .partial()
+  .extend({
+    /** unit_price × quantity. */
+    total_price: DecimalString.optional(),
+    /** Final taxable base after all discounts. */
+    total_price_after_discount: DecimalString.optional(),
+    /** Share of the transaction-level discount allocated to this item. */
+    relative_transaction_discount: DecimalString.optional(),
+    tangible_category: TangibleCategory.optional(),
+    taxable_category: TaxableCategory.optional(),
+    /** A TaxabilityReason or a value the spec does not list. */
+    taxability_reason: z.string().optional(),
+    is_exempt: z.boolean().optional(),
+    tax: TaxSummary.optional(),
+    jurisdiction_tax_breakdown: JurisdictionTaxBreakdown.optional(),
+    /** Present only when manual_sales_tax_rates was submitted. */
+    manual_jurisdiction_tax_breakdown: JurisdictionTaxBreakdown.optional(),
+  });
+export type TransactionItem = z.infer<typeof TransactionItem>;
+
+// ---------------------------------------------------------------------------------------------
+// Transactions: nested objects
+
+const currencyFields = {
+  currency: CurrencyCode,
+  /** Omitted: the service fetches the rate. */
+  manual_exchange_rate: DecimalString.optional(),
+};
+
+/** currency_details in a request. */
+export const CurrencyDetailsRequest = z.strictObject(currencyFields);
+export type CurrencyDetailsRequest = z.infer<typeof CurrencyDetailsRequest>;
+
+/** currency_details in a response. */
+export const CurrencyDetails = z
+  .object(currencyFields)
+  .partial()
+  .extend({ exchange_rate_info: z.looseObject({}).nullable().optional() });
+export type CurrencyDetails = z.infer<typeof CurrencyDetails>;
+
+const refundInfoFields = {
+  is_refund_linked: z.boolean(),
+  /**
+   * Decimal fraction of the original refunded, not a percentage (0.5 = 50%, 1.0 = full).
+   * The (0, 1] range is checked by mapping and the emulator, not here.
+   */
+  refund_linked_percentage: DecimalString.optional(),
+};
+
+/** refund_info in a request. */
+export const RefundInfoRequest = z.strictObject(refundInfoFields);
+export type RefundInfoRequest = z.infer<typeof RefundInfoRequest>;
+
+/** refund_info in a response. */
+export const RefundInfo = z.object(refundInfoFields).partial();
+export type RefundInfo = z.infer<typeof RefundInfo>;
+
+const NumberLike = z.union([z.number(), DecimalString]);
+
+/** Geocoding result on the shipping address of a response (read-only). */
+export const MatchedAddress = z.object({
+  address: Address.optional(),
+  latitude: NumberLike.optional(),
+  longitude: NumberLike.optional(),
+  /** 1.0 = exact; below 0.7 sets low_confidence_warning. */
+  confidence: NumberLike.optional(),
+  /** e.g. street, city, zip, state, unmatched. */
+  match_level: z.string().optional(),
+  address_corrected: z.boolean().optional(),
+  low_confidence_warning: z.boolean().optional(),
+});
+export type MatchedAddress = z.infer<typeof MatchedAddress>;
+
+const transactionAddresses = <A extends z.ZodType, S extends z.ZodType>(address: A, shipping: S) => ({
+  billing: address.optional(),
+  shipping: shipping.optional(),
+  /** Used when origin-based rules apply. */
+  shipping_from: address.optional(),
+  supplier: address.optional(),
+});
+
+/** addresses of a transaction request. */
+export const TransactionAddressesRequest = z.strictObject(transactionAddresses(AddressRequest, AddressRequest));
+export type TransactionAddressesRequest = z.infer<typeof TransactionAddressesRequest>;
+
+/** addresses of a transaction response; shipping carries matched_address. */
+export const TransactionAddresses = z.object(
+  transactionAddresses(Address, Address.extend({ matched_address: MatchedAddress.optional() })),
+);
+export type TransactionAddresses = z.infer<typeof TransactionAddresses>;
+
+/** Inline customer in customer_details; upserted with the transaction. */
+export const InlineCustomerRequest = CustomerRequest.pick({
+  external_id: true,
+  source: true,
+  name: true,
+  external_created_at: true,
+  external_updated_at: true,
+});
+export type InlineCustomerRequest = z.infer<typeof InlineCustomerRequest>;
+
+/** customer_details of a request: by internal id, by (source, external_id), or inline. */
+export const CustomerDetailsRequest = z.union([
+  z.strictObject({ customer_id: Uuid }),
+  z.strictObject({ customer_external_id: ExternalId, customer_source: SourceValue }),
+  z.strictObject({ customer: InlineCustomerRequest }),
+], { error: 'customer_details must be exactly one of {customer_id}, {customer_external_id, customer_source} or {customer}' });
+export type CustomerDetailsRequest = z.infer<typeof CustomerDetailsRequest>;
+
+/** customer_details of a response. */
+export const CustomerDetails = z.object({
+  customer_id: Uuid.optional(),
+  customer_external_id: ExternalId.optional(),
+  customer_source: SourceValue.optional(),
+  customer: Customer.partial().optional(),
+  customer_type_override: CustomerType.optional(),
+});
+export type CustomerDetails = z.infer<typeof CustomerDetails>;
+
+/** Transaction totals (read-only). */
+export const TransactionAmounts = z.object({
+  /** Sum of item total_price_after_discount. */
+  total_items_amount: DecimalString.optional(),
+  taxable_items_amount: DecimalString.optional(),
+  tangible_items_amount: DecimalString.optional(),
+  non_taxable_amount: DecimalString.optional(),
+  /** Total after all discounts. */
+  final_transaction_amount: DecimalString.optional(),
+  /** Aggregate of item-level discounts. */
+  total_discount: DecimalString.optional(),
+  /** Transaction-wide discount distributed pro rata. */
+  transaction_level_discount: DecimalString.optional(),
+});
+export type TransactionAmounts = z.infer<typeof TransactionAmounts>;
+
+// ---------------------------------------------------------------------------------------------
+// Transactions
+
+export const KNOWN_TRANSACTION_TYPES = ['invoice', 'refund'] as const;
+
+export const TRANSACTION_STATUSES = ['active', 'paid', 'cancelled'] as const;
+export const TransactionStatus = z.enum(TRANSACTION_STATUSES);
+export type TransactionStatus = z.infer<typeof TransactionStatus>;
+
+const transactionFields = {
+  source: SourceValue,
+  external_id: ExternalId,
+  /** Issue date; used for exemption validity checks. */
+  transaction_date: IsoDateTime.optional(),
+  document_name: z.string().optional(),
+  is_tax_inclusive: z.boolean().optional(),
+  transaction_status: TransactionStatus.optional(),
+  /** Distributed pro rata over the items. */
+  transaction_level_discount: DecimalString.optional(),
+  /** For a linked refund: the original transaction's id. */
+  created_from: z.string().nullable().optional(),
+  external_created_at: IsoDateTime.optional(),
+  external_updated_at: IsoDateTime.optional(),
+  /** true: skip nexus threshold checks and calculate regardless. */
+  override_threshold: z.boolean().optional(),
+};
+
+/**
+ * Shipping charged on a transaction. Fields not shown in the spec: decided in docs/decisions.md
+ * (amount before tax and after shipping discounts; tax_code to classify it, e.g. a freight code).
+ */
+export const ShippingFeeRequest = z.strictObject({
+  amount: DecimalString,
+  tax_code: z.string().optional(),
+});
+export type ShippingFeeRequest = z.infer<typeof ShippingFeeRequest>;
+
+/** Body of `PUT /v1/transactions/` (upsert by source + external_id). */
+export const TransactionRequest = z.strictObject({
+  ...transactionFields,
+  /** Lowercase; `invoice` and `refund` are the known values. */
+  transaction_type: z.string().regex(/^[a-z][a-z0-9_]*$/, 'expected a lowercase transaction type').optional(),
+  currency_details: CurrencyDetailsRequest.optional(),
+  refund_info: RefundInfoRequest.optional(),
+  addresses: TransactionAddressesRequest.optional(),
+  customer_details: CustomerDetailsRequest.optional(),
+  items: z.array(TransactionItemRequest).optional(),
+  shipping_fee: ShippingFeeRequest.nullable().optional(),
+});
+export type TransactionRequest = z.infer<typeof TransactionRequest>;
+
+/** A transaction as returned, with the computed tax. */
+export const Transaction = z.object({
+  ...transactionFields,
+  id: Uuid,
+  tenant_id: Uuid.optional(),
+  transaction_type: z.string().optional(),
+  created_at: IsoDateTime.optional(),
+  updated_at: IsoDateTime.optional(),
+  currency_details: CurrencyDetails.optional(),
+  refund_info: RefundInfo.optional(),
+  addresses: TransactionAddresses.optional(),
+  customer_details: CustomerDetails.optional(),
+  items: z.array(TransactionItem).optional(),
+  shipping_fee: z.looseObject({}).nullable().optional(),
+  tax: TaxSummary.optional(),
+  amounts: TransactionAmounts.optional(),
+});
+export type Transaction = z.infer<typeof Transaction>;
+
+// ---------------------------------------------------------------------------------------------
+// Lists
+
+export const DEFAULT_PAGE_LIMIT = 20;
+export const MAX_PAGE_LIMIT = 100;
+
+/** Query of the list endpoints; `limit` is coerced so query-string input parses too. */
+export const ListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
+  after: z.string().min(1).optional(),
+  before: z.string().min(1).optional(),
+});
+export type ListQuery = z.infer<typeof ListQuery>;
+
+/** Cursor block of a page: send `after` to page forward, `before` to page back. */
+export const Cursors = z.object({
+  after: z.string().nullable(),
+  before: z.string().nullable(),
+  has_next: z.boolean(),
+  has_previous: z.boolean(),
+  limit: z.number().int(),
+});
+export type Cursors = z.infer<typeof Cursors>;
+
+/** A cursor page `{data, cursors}` of the given records. */
+export function cursorPage<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), cursors: Cursors });
+}
+export type CursorPage<T> = { data: T[]; cursors: Cursors };
+
+export const CustomerPage = cursorPage(Customer);
+export type CustomerPage = z.infer<typeof CustomerPage>;
+
+export const TransactionPage = cursorPage(Transaction);
+export type TransactionPage = z.infer<typeof TransactionPage>;
+
+/** `GET /v1/exemptions/`: shape not shown, so a cursor page or a bare array (cursors: null). */
+export const ExemptionList = z.union([
+  cursorPage(Exemption),
+  z.array(Exemption).transform((data) => ({ data, cursors: null })),
+]);
+export type ExemptionList = z.infer<typeof ExemptionList>;

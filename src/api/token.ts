@@ -1,0 +1,108 @@
+import { TaxsyncError } from '../domain/errors.js';
+import type { Secret } from '../config/secret.js';
+import { errorFromResponse } from './errors.js';
+import type { HttpClient } from './http.js';
+import { TokenResponseA, TokenResponseB } from './schemas/tax-engine.js';
+import { parseResponse } from './parse.js';
+
+export interface Token {
+  accessToken: string;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+export interface Credentials {
+  clientId: string;
+  clientSecret: Secret;
+}
+
+export type Clock = () => number;
+
+/**
+ * Fetches a token from variant A (`POST {auth_url}/oauth/token`, form-encoded) when `authHttp` is
+ * given, else from variant B (`POST /v1/auth/token`, JSON — the document does not show the
+ * encoding; docs/decisions.md).
+ */
+export function createTokenFetcher(options: {
+  http: HttpClient;
+  authHttp?: HttpClient;
+  credentials: Credentials;
+  clock?: Clock;
+}): () => Promise<Token> {
+  const clock = options.clock ?? Date.now;
+  return async () => {
+    const { clientId, clientSecret } = options.credentials;
+    const variantA = options.authHttp !== undefined;
+    const http = options.authHttp ?? options.http;
+    const endpoint = variantA ? 'POST /oauth/token' : 'POST /v1/auth/token';
+    const started = clock();
+    const res = variantA
+      ? await http.send({
+          method: 'POST',
+          path: 'oauth/token',
+          form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret.reveal() },
+          recordBody: false,
+        })
+      : await http.send({
+          method: 'POST',
+          path: 'v1/auth/token',
+          json: { client_id: clientId, client_secret: clientSecret.reveal() },
+          recordBody: false,
+        });
+    if (res.status < 200 || res.status >= 300) {
+      const error = errorFromResponse(res, { endpoint });
+      if (res.status === 400 || res.status === 401 || res.status === 403) {
+        throw new TaxsyncError('API_AUTH_FAILED', `${endpoint} refused the client credentials (status ${res.status})`, {
+          status: res.status,
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    const body = parseResponse(variantA ? TokenResponseA : TokenResponseB, res, endpoint);
+    const expireAt = 'expire_at' in body && typeof body.expire_at === 'string' ? Date.parse(body.expire_at) : NaN;
+    const expiresAt = Number.isNaN(expireAt) ? started + body.expires_in * 1000 : expireAt;
+    return { accessToken: body.access_token, expiresAt };
+  };
+}
+
+export interface TokenManager {
+  /** A valid token, fetched at most once at a time however many callers ask. */
+  get(): Promise<string>;
+  /** Forgets `token` if it is still the current one (after a 401), so the next get() renews. */
+  invalidate(token: string): void;
+}
+
+export function createTokenManager(options: {
+  fetch: () => Promise<Token>;
+  /** Renew this long before expiry (default 5 minutes; capped at half the token's lifetime). */
+  renewBeforeMs?: number;
+  clock?: Clock;
+}): TokenManager {
+  const clock = options.clock ?? Date.now;
+  const renewBeforeMs = options.renewBeforeMs ?? 300_000;
+  let current: (Token & { renewAt: number }) | undefined;
+  let inFlight: Promise<string> | undefined;
+
+  function renew(): Promise<string> {
+    inFlight ??= (async () => {
+      try {
+        const fetchedAt = clock();
+        const token = await options.fetch();
+        const lifetime = Math.max(0, token.expiresAt - fetchedAt);
+        current = { ...token, renewAt: token.expiresAt - Math.min(renewBeforeMs, lifetime / 2) };
+        return token.accessToken;
+      } finally {
+        inFlight = undefined;
+      }
+    })();
+    return inFlight;
+  }
+
+  return {
+    get: () => (current !== undefined && clock() < current.renewAt ? Promise.resolve(current.accessToken) : renew()),
+    invalidate: (token) => {
+      if (current?.accessToken === token) current = undefined;
+    },
+  };
+}

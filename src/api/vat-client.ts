@@ -1,0 +1,153 @@
+import type { AuthedCaller } from './call.js';
+import { ENDPOINTS, endpointLabel, endpointPath, type EndpointName } from './endpoints.js';
+import { parseRequest } from './parse.js';
+import {
+  DraftReturnBoxes,
+  Filing,
+  FilingApproveRequest,
+  FilingCreateRequest,
+  FilingFileList,
+  Registration,
+  RegistrationCreateRequest,
+  RegistrationListQuery,
+  RegistrationPage,
+  RegistrationPatchRequest,
+  RegistrationUpdateRequest,
+  VatTransaction,
+  VatTransactionRequest,
+  VatTransactionTypeList,
+  type FilingFile,
+  type VatTransactionType,
+} from './schemas/index.js';
+
+export interface VatSubmission {
+  transaction: VatTransaction;
+  /** 201 created; 200 processed with warnings. */
+  status: number;
+  withWarnings: boolean;
+}
+
+export interface RegistrationPagesOptions extends RegistrationListQuery {
+  /** Follow `previous` links instead of `next` (start from a page URL given in `from`). */
+  direction?: 'forward' | 'backward';
+  /** A page URL (a `next` or `previous` link) to start from. */
+  from?: string;
+}
+
+export interface VatClient {
+  /**
+   * `POST /api/{module}/v1/transactions/`. NOT idempotent: callers go through the submission
+   * ledger (DESIGN.md invariant 5). A duplicate invoice number throws VAT_DUPLICATE.
+   */
+  submitTransaction(body: VatTransactionRequest): Promise<VatSubmission>;
+  transactionTypes(): Promise<VatTransactionType[]>;
+  registrations: {
+    list(options?: RegistrationPagesOptions): Promise<RegistrationPage>;
+    pages(options?: RegistrationPagesOptions): AsyncGenerator<RegistrationPage>;
+    iterate(options?: RegistrationPagesOptions): AsyncGenerator<Registration>;
+    create(body: RegistrationCreateRequest): Promise<Registration>;
+    get(id: string): Promise<Registration>;
+    update(id: string, body: RegistrationUpdateRequest): Promise<Registration>;
+    patch(id: string, body: RegistrationPatchRequest): Promise<Registration>;
+    delete(id: string): Promise<void>;
+  };
+  filings: {
+    create(body: FilingCreateRequest): Promise<Filing>;
+    get(id: string): Promise<Filing>;
+    files(id: string): Promise<FilingFile[]>;
+    draftReturnBoxes(id: string): Promise<DraftReturnBoxes>;
+    /** Approves, then answers the filing as it is afterwards (the approve body is not shown). */
+    approve(id: string, body?: FilingApproveRequest): Promise<Filing>;
+  };
+}
+
+export function createVatClient(caller: AuthedCaller, options: { module: string }): VatClient {
+  const path = (name: EndpointName, params: Record<string, string> = {}) => endpointPath(name, { module: options.module, ...params });
+  const label = (name: EndpointName) => endpointLabel(name).replace('{module}', options.module);
+
+  async function registrationCall(name: EndpointName, id: string, body?: unknown): Promise<Registration> {
+    return (await caller.json({ method: ENDPOINTS[name].method, path: path(name, { id }), json: body }, Registration, { endpoint: label(name) }))
+      .data;
+  }
+
+  async function listRegistrations(opts: RegistrationPagesOptions = {}): Promise<RegistrationPage> {
+    const name: EndpointName = 'registrations.list';
+    const { direction: _direction, from, ...filters } = opts;
+    const query = parseRequest(RegistrationListQuery, filters, label(name));
+    // A paging link already carries the filters; http.send refuses links to another origin.
+    const req = from === undefined ? { method: 'GET' as const, path: path(name), query } : { method: 'GET' as const, path: from };
+    return (await caller.json(req, RegistrationPage, { endpoint: label(name) })).data;
+  }
+
+  async function* registrationPages(opts: RegistrationPagesOptions = {}): AsyncGenerator<RegistrationPage> {
+    const seen = new Set<string>();
+    let page = await listRegistrations(opts);
+    for (;;) {
+      yield page;
+      const link = opts.direction === 'backward' ? page.previous : page.next;
+      if (link === null || seen.has(link)) return;
+      seen.add(link);
+      page = await listRegistrations({ from: link });
+    }
+  }
+
+  return {
+    async submitTransaction(body) {
+      const name: EndpointName = 'vat.submit';
+      const json = parseRequest(VatTransactionRequest, body, label(name));
+      const { data, status } = await caller.json({ method: 'POST', path: path(name), json }, VatTransaction, {
+        endpoint: label(name),
+        vatSubmission: true,
+      });
+      return { transaction: data, status, withWarnings: status === 200 };
+    },
+    async transactionTypes() {
+      const name: EndpointName = 'vat.types';
+      return (await caller.json({ method: 'GET', path: path(name) }, VatTransactionTypeList, { endpoint: label(name) })).data;
+    },
+    registrations: {
+      list: listRegistrations,
+      pages: registrationPages,
+      async *iterate(opts) {
+        for await (const page of registrationPages(opts)) yield* page.results;
+      },
+      async create(body) {
+        const name: EndpointName = 'registrations.create';
+        const json = parseRequest(RegistrationCreateRequest, body, label(name));
+        return (await caller.json({ method: 'POST', path: path(name), json }, Registration, { endpoint: label(name) })).data;
+      },
+      get: (id) => registrationCall('registrations.get', id),
+      update: (id, body) => registrationCall('registrations.update', id, parseRequest(RegistrationUpdateRequest, body, label('registrations.update'))),
+      patch: (id, body) => registrationCall('registrations.patch', id, parseRequest(RegistrationPatchRequest, body, label('registrations.patch'))),
+      async delete(id) {
+        await caller.send({ method: 'DELETE', path: path('registrations.delete', { id }) }, { endpoint: label('registrations.delete') });
+      },
+    },
+    filings: {
+      async create(body) {
+        const name: EndpointName = 'filings.create';
+        const json = parseRequest(FilingCreateRequest, body, label(name));
+        return (await caller.json({ method: 'POST', path: path(name), json }, Filing, { endpoint: label(name) })).data;
+      },
+      async get(id) {
+        return (await caller.json({ method: 'GET', path: path('filings.get', { id }) }, Filing, { endpoint: label('filings.get') })).data;
+      },
+      async files(id) {
+        return (await caller.json({ method: 'GET', path: path('filings.files', { id }) }, FilingFileList, { endpoint: label('filings.files') })).data
+          .results;
+      },
+      async draftReturnBoxes(id) {
+        return (await caller.json({ method: 'GET', path: path('filings.boxes', { id }) }, DraftReturnBoxes, { endpoint: label('filings.boxes') }))
+          .data;
+      },
+      async approve(id, body = {}) {
+        const name: EndpointName = 'filings.approve';
+        const json = parseRequest(FilingApproveRequest, body, label(name));
+        const res = await caller.send({ method: 'POST', path: path(name, { id }), json }, { endpoint: label(name) });
+        const parsed = Filing.safeParse(res.body);
+        if (parsed.success) return parsed.data;
+        return (await caller.json({ method: 'GET', path: path('filings.get', { id }) }, Filing, { endpoint: label('filings.get') })).data;
+      },
+    },
+  };
+}
