@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/**
+ * A record is (kind, source, external_id) (DESIGN.md, data model). Invoices and refunds are both
+ * `transaction` records: they share the tax engine's (source, external_id) space.
+ */
+export const RECORD_KINDS = ['customer', 'transaction', 'exemption', 'vat'] as const;
+export const RecordKind = z.enum(RECORD_KINDS);
+export type RecordKind = z.infer<typeof RecordKind>;
+
+export const RecordKey = z.strictObject({
+  kind: RecordKind,
+  source: z.string().regex(/^[a-z][a-z0-9_]*$/, { error: 'source must be a lowercase identifier' }),
+  external_id: z
+    .string()
+    .min(1, { error: 'external_id must not be empty' })
+    .max(255, { error: 'external_id must be at most 255 characters' }),
+});
+export type RecordKey = z.infer<typeof RecordKey>;
+
+/**
+ * The stable string form used in Redis keys and job ids: `kind:source:external_id`, with the
+ * external id percent-encoded so ':' inside it cannot make two keys collide.
+ */
+export function recordKeyString(key: RecordKey): string {
+  return `${key.kind}:${key.source}:${encodeURIComponent(key.external_id)}`;
+}
+
+export function parseRecordKeyString(text: string): RecordKey {
+  const [kind, source, ...rest] = text.split(':');
+  return RecordKey.parse({ kind, source, external_id: decodeURIComponent(rest.join(':')) });
+}
+
+/**
+ * The external id of a refund in the tax engine. Platforms number refunds and orders in the same
+ * space (Shopify order 1001 and refund 1001 can both exist), so refunds carry a prefix that no
+ * invoice id uses (docs/events.md, "External ids").
+ */
+export const REFUND_ID_PREFIX = 'refund-';
+export function refundExternalId(platformRefundId: string): string {
+  return `${REFUND_ID_PREFIX}${platformRefundId}`;
+}
