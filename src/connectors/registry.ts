@@ -1,0 +1,12 @@
+import type { Connector } from './types.js';
+
+/**
+ * Every connector, by id. Adding a connector is one folder under src/connectors/ and one line
+ * here; the conformance test (test/unit/connectors/conformance.test.ts) picks it up with its
+ * fixtures under test/fixtures/connectors/<id>/.
+ */
+export const CONNECTORS: Readonly<Record<string, Connector>> = {};
+
+export function getConnector(id: string): Connector | undefined {
+  return Object.hasOwn(CONNECTORS, id) ? CONNECTORS[id] : undefined;
+}

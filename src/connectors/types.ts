@@ -1,0 +1,70 @@
+import type { Secret } from '../config/secret.js';
+import type { CanonicalEvent } from '../domain/events.js';
+
+/** A webhook delivery as it arrived: the raw bytes, before any parsing. */
+export interface WebhookRequest {
+  /** Header names lowercased; repeated headers joined with ", ". */
+  headers: Readonly<Record<string, string | undefined>>;
+  rawBody: Buffer;
+  /** The media type without parameters, lowercased ("application/json"). */
+  contentType: string | undefined;
+  receivedAt: Date;
+}
+
+/** What a connector needs from configuration; passed in, never read from the environment. */
+export interface ConnectorSettings {
+  /** The `source` every record of this connector carries (DESIGN.md invariant 3). */
+  source: string;
+  /** Accepted secrets, several during a rotation. */
+  secrets: readonly Secret[];
+  /** Allowed clock skew for signed timestamps, in seconds (default 300). */
+  toleranceSeconds: number;
+}
+
+export type VerifyResult = { ok: true } | { ok: false; reason: string };
+
+/** The outcome of reading a verified delivery. Parsing never throws. */
+export type ParseResult =
+  | {
+      kind: 'events';
+      topic: string;
+      /** Key for delivery dedupe: the same delivery retried has the same id. */
+      deliveryId: string;
+      events: CanonicalEvent[];
+      /** When the platform first tried this delivery (Shopify retries for hours with the original payload). */
+      triggeredAt?: Date;
+    }
+  | { kind: 'ignored'; topic: string; reason: string; deliveryId?: string }
+  | {
+      kind: 'invalid';
+      topic?: string;
+      deliveryId?: string;
+      message: string;
+      /** Field errors in the `{field: [messages]}` shape, naming what failed. */
+      fields?: Record<string, string[]>;
+    };
+
+/**
+ * A connector is data plus small functions (STYLE.md habit 8). `verify` runs on the raw bytes
+ * before any parsing and in constant time; `parse` runs only on verified deliveries. The reason
+ * of a failed verification never contains a signature or a secret.
+ */
+export interface Connector {
+  readonly id: string;
+  /** The `source` used when settings name none: the connector id, `api` for the ERP. */
+  readonly defaultSource: string;
+  /** Whether the signature covers a timestamp that verify holds to the tolerance (Stripe, ERP). */
+  readonly signsTimestamp: boolean;
+  /** Media types accepted on the route (anything else is a 415). */
+  readonly contentTypes: readonly string[];
+  /** Unsigned deliveries that get 200 and nothing else (WooCommerce's creation ping). */
+  isPing?(req: WebhookRequest): boolean;
+  verify(req: WebhookRequest, settings: ConnectorSettings): VerifyResult;
+  parse(req: WebhookRequest, settings: ConnectorSettings): ParseResult;
+  /** Headers that make `rawBody` a correctly signed delivery: for tests, fixtures and `taxsync demo`. */
+  sign(rawBody: Buffer, secret: string, now: Date): Record<string, string>;
+}
+
+export function defineConnector<C extends Connector>(connector: C): C {
+  return connector;
+}
