@@ -59,7 +59,9 @@ export function createTokenFetcher(options: {
       }
       throw error;
     }
-    const body = parseResponse(variantA ? TokenResponseA : TokenResponseB, res, endpoint);
+    // A 2xx token body carries the access token: keep it out of the exchange a parse error records.
+    const response = res.exchange.response && { ...res.exchange.response, body: '[withheld: token response]' };
+    const body = parseResponse(variantA ? TokenResponseA : TokenResponseB, { ...res, exchange: { ...res.exchange, response } }, endpoint);
     const expireAt = 'expire_at' in body && typeof body.expire_at === 'string' ? Date.parse(body.expire_at) : NaN;
     const expiresAt = Number.isNaN(expireAt) ? started + body.expires_in * 1000 : expireAt;
     return { accessToken: body.access_token, expiresAt };

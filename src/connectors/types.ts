@@ -33,6 +33,11 @@ export type ParseResult =
       events: CanonicalEvent[];
       /** When the platform first tried this delivery (Shopify retries for hours with the original payload). */
       triggeredAt?: Date;
+      /**
+       * Parts of a multi-event delivery (an ERP batch) that failed their schema: each becomes a
+       * dead-letter entry while the valid events are queued.
+       */
+      rejected?: { index: number; message: string; fields?: Record<string, string[]>; raw: unknown }[];
     }
   | { kind: 'ignored'; topic: string; reason: string; deliveryId?: string }
   | {
