@@ -39,6 +39,8 @@ export const ERROR_CODES = {
   API_INSECURE_URL: { errorClass: 'config', retryable: false },
   REQUEST_INVALID: { errorClass: 'invalid', retryable: false },
   VAT_DUPLICATE: { errorClass: 'conflict', retryable: false },
+  REDIS_UNAVAILABLE: { errorClass: 'transient', retryable: true },
+  INVALID_PAYLOAD: { errorClass: 'invalid', retryable: false },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

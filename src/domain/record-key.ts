@@ -19,16 +19,18 @@ export const RecordKey = z.strictObject({
 export type RecordKey = z.infer<typeof RecordKey>;
 
 /**
- * The stable string form used in Redis keys and job ids: `kind:source:external_id`, with the
- * external id percent-encoded so ':' inside it cannot make two keys collide.
+ * The stable string form used in Redis keys and job ids: `kind|source|external_id`, the external
+ * id percent-encoded so no '|' (or ':', which BullMQ forbids in job ids) can appear inside it and
+ * no two records can share a string.
  */
 export function recordKeyString(key: RecordKey): string {
-  return `${key.kind}:${key.source}:${encodeURIComponent(key.external_id)}`;
+  return `${key.kind}|${key.source}|${encodeURIComponent(key.external_id)}`;
 }
 
 export function parseRecordKeyString(text: string): RecordKey {
-  const [kind, source, ...rest] = text.split(':');
-  return RecordKey.parse({ kind, source, external_id: decodeURIComponent(rest.join(':')) });
+  const [kind, source, encoded, ...rest] = text.split('|');
+  if (rest.length > 0 || encoded === undefined) throw new Error(`not a record key string: ${text}`);
+  return RecordKey.parse({ kind, source, external_id: decodeURIComponent(encoded) });
 }
 
 /**

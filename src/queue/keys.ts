@@ -1,0 +1,28 @@
+/**
+ * Every Redis key taxsync writes besides BullMQ's own, all under the one hash-tagged prefix so a
+ * Redis Cluster keeps an installation in one slot (no CROSSSLOT errors in MULTI or Lua).
+ */
+export interface Keys {
+  readonly prefix: string;
+  /** Hash: newest event and applied version of one record (the latest-state store). */
+  state(recordKey: string): string;
+  /** Set of record keys with events not yet applied (for recovery sweeps). */
+  readonly dirty: string;
+  /** List: a record's bounded history for `taxsync trace`. */
+  trace(recordKey: string): string;
+  /** String: a webhook delivery already accepted (dedupe). */
+  delivery(connector: string, deliveryId: string): string;
+  /** Hash: counters (stale drops, duplicates…) read by metrics and status. */
+  readonly counters: string;
+}
+
+export function createKeys(prefix: string): Keys {
+  return {
+    prefix,
+    state: (recordKey) => `${prefix}:state:${recordKey}`,
+    dirty: `${prefix}:dirty`,
+    trace: (recordKey) => `${prefix}:trace:${recordKey}`,
+    delivery: (connector, deliveryId) => `${prefix}:delivery:${connector}:${encodeURIComponent(deliveryId)}`,
+    counters: `${prefix}:counters`,
+  };
+}

@@ -1,0 +1,127 @@
+import { Job, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { TaxsyncError } from '../domain/errors.js';
+import type { CanonicalEvent } from '../domain/events.js';
+import { recordKeyString } from '../domain/record-key.js';
+import type { DeadLetterStore, NewDeadLetter, DeadLetterEntry } from './dead-letter.js';
+import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
+import type { Keys } from './keys.js';
+import { QUEUE_NAMES, queueForKind, type QueueName } from './names.js';
+import { scriptedMulti, withScripts } from './redis-scripts.js';
+import { traceLine, type TraceSettings } from './trace.js';
+
+export type EventOutcome = 'queued' | 'stale' | 'duplicate';
+
+export interface AcceptInput {
+  events: readonly CanonicalEvent[];
+  /** Payloads that could not be read, written in the same step (nothing signed is lost). */
+  deadLetters?: readonly NewDeadLetter[];
+  /** Marks the delivery as accepted, in the same step, for dedupe of later retries. */
+  delivery?: { connector: string; id: string };
+}
+
+export interface AcceptResult {
+  outcomes: EventOutcome[];
+  deadLetters: DeadLetterEntry[];
+}
+
+export interface Producer {
+  /**
+   * Writes every event to the latest-state store and makes sure its record has a job, with the
+   * dead letters and the delivery marker, in ONE Redis transaction (MULTI): when it resolves, all
+   * of it is stored (as durable as Redis is configured to be); a connection lost before EXEC
+   * stores none of it.
+   */
+  accept(input: AcceptInput): Promise<AcceptResult>;
+  /** True when this delivery was accepted before. */
+  isDuplicateDelivery(connector: string, deliveryId: string): Promise<boolean>;
+}
+
+export interface ProducerOptions {
+  /** BullMQ queues sharing ONE ioredis connection (the transaction spans them). */
+  queues: Readonly<Record<QueueName, Queue>>;
+  connection: Redis;
+  keys: Keys;
+  deadLetters: DeadLetterStore;
+  trace: TraceSettings;
+  /** How long a delivery id is remembered (platforms retry for up to 3 days). */
+  deliveryTtlMs: number;
+  /** Delay before a record's job runs, letting a burst settle into one call. */
+  coalesceDelayMs: number;
+  clock?: () => Date;
+}
+
+/** Job options shared by every record job: the job id IS the record, so a record has one job. */
+export function recordJobOptions(recordKey: string, delayMs: number) {
+  return {
+    jobId: recordKey,
+    removeOnComplete: true,
+    removeOnFail: true,
+    ...(delayMs > 0 ? { delay: delayMs } : {}),
+  };
+}
+
+export function createProducer(options: ProducerOptions): Producer {
+  const redis = withScripts(options.connection);
+  const clock = options.clock ?? (() => new Date());
+  const { keys } = options;
+
+  // Webhooks must answer 503 at once while Redis is away, never hang or answer 202 unstored.
+  function ensureReady(): void {
+    if (options.connection.status !== 'ready') {
+      throw new TaxsyncError('REDIS_UNAVAILABLE', `Redis is not reachable (connection ${options.connection.status})`);
+    }
+  }
+
+  return {
+    async isDuplicateDelivery(connector, deliveryId) {
+      ensureReady();
+      return (await redis.exists(keys.delivery(connector, deliveryId))) === 1;
+    },
+
+    async accept(input) {
+      ensureReady();
+      const now = clock();
+      // BullMQ's own client wraps the same connection and adds what its job scripts need to run
+      // inside a transaction; our scripts are defined on that connection too.
+      const bullClient = (await options.queues[QUEUE_NAMES.deadLetter].backend.client) as unknown as typeof redis;
+      const multi = scriptedMulti(bullClient);
+      for (const event of input.events) {
+        const recordKey = recordKeyString(event.record);
+        const occurredAt = Date.parse(event.occurred_at);
+        const base = { at: now.toISOString(), event_id: event.id, occurred_at: event.occurred_at, connector: event.connector };
+        multi.taxsyncRecordEvent(
+          keys.state(recordKey),
+          keys.dirty,
+          keys.trace(recordKey),
+          keys.counters,
+          JSON.stringify(event),
+          occurredAt,
+          event.id,
+          recordKey,
+          now.getTime(),
+          traceLine({ ...base, step: 'stale', detail: 'older than the newest event held for this record; dropped' }),
+          options.trace.maxEntries,
+          options.trace.maxAgeMs,
+          traceLine({ ...base, step: 'received', detail: event.type }),
+        );
+        const queue = options.queues[queueForKind(event.record.kind)];
+        const data: RecordJobData = { v: RECORD_JOB_VERSION, record: event.record };
+        // BullMQ ignores an add whose job id exists: a waiting job will read the newest state.
+        void new Job(queue, event.record.kind, data, recordJobOptions(recordKey, options.coalesceDelayMs), recordKey).addJob(multi as never);
+      }
+      const deadLetters = (input.deadLetters ?? []).map((entry) => options.deadLetters.addTo(multi, entry));
+      if (input.delivery) {
+        multi.set(keys.delivery(input.delivery.connector, input.delivery.id), now.toISOString(), 'PX', options.deliveryTtlMs);
+      }
+      const results = await multi.exec();
+      if (results === null) throw new Error('Redis transaction was aborted');
+      for (const [error] of results) if (error) throw error;
+      const outcomes = input.events.map((_, i): EventOutcome => {
+        const seq = Number(results[i * 2]?.[1]);
+        return seq > 0 ? 'queued' : seq === 0 ? 'duplicate' : 'stale';
+      });
+      return { outcomes, deadLetters };
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Keys } from './keys.js';
+
+/** What happened to a record, one line of `taxsync trace`. */
+export const TRACE_STEPS = [
+  'received',
+  'stale',
+  'duplicate',
+  'coalesced',
+  'sent',
+  'answered',
+  'retry',
+  'waiting',
+  'dead-lettered',
+  'replayed',
+] as const;
+
+export const TraceEntry = z.object({
+  at: z.string(),
+  step: z.enum(TRACE_STEPS),
+  event_id: z.string().optional(),
+  occurred_at: z.string().optional(),
+  connector: z.string().optional(),
+  detail: z.string().optional(),
+  status: z.number().optional(),
+  code: z.string().optional(),
+});
+export type TraceEntry = z.infer<typeof TraceEntry>;
+
+export interface TraceSettings {
+  /** Entries kept per record (0 turns tracing off). */
+  maxEntries: number;
+  /** A record's trace expires this long after its last entry. */
+  maxAgeMs: number;
+}
+
+export const DEFAULT_TRACE: TraceSettings = { maxEntries: 100, maxAgeMs: 30 * 24 * 3600 * 1000 };
+
+export function traceLine(entry: TraceEntry): string {
+  return JSON.stringify(entry);
+}
+
+/** Appends on a pipeline or MULTI (bounded in size and age). */
+export function appendTrace(
+  chain: { lpush(key: string, value: string): unknown; ltrim(key: string, a: number, b: number): unknown; pexpire(key: string, ms: number): unknown },
+  keys: Keys,
+  recordKey: string,
+  entry: TraceEntry,
+  settings: TraceSettings,
+): void {
+  if (settings.maxEntries <= 0) return;
+  const key = keys.trace(recordKey);
+  chain.lpush(key, traceLine(entry));
+  chain.ltrim(key, 0, settings.maxEntries - 1);
+  chain.pexpire(key, settings.maxAgeMs);
+}
+
+/** Oldest first. */
+export async function readTrace(redis: Redis, keys: Keys, recordKey: string): Promise<TraceEntry[]> {
+  const lines = await redis.lrange(keys.trace(recordKey), 0, -1);
+  return lines
+    .reverse()
+    .flatMap((line) => {
+      const parsed = TraceEntry.safeParse(JSON.parse(line));
+      return parsed.success ? [parsed.data] : [];
+    });
+}

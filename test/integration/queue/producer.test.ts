@@ -1,0 +1,132 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CanonicalEvent, type CanonicalEventInput } from '../../../src/domain/events.js';
+import { recordKeyString } from '../../../src/domain/record-key.js';
+import { closeQueues, createQueues, createRedis } from '../../../src/queue/connection.js';
+import { createDeadLetterStore } from '../../../src/queue/dead-letter.js';
+import { createKeys } from '../../../src/queue/keys.js';
+import type { QueueName } from '../../../src/queue/names.js';
+import { createProducer, type Producer } from '../../../src/queue/producer.js';
+import { readTrace } from '../../../src/queue/trace.js';
+import { useRedis } from '../../helpers/redis.js';
+
+function customerEvent(id: string, occurredAt: string, name: string, externalId = 'c-1'): CanonicalEvent {
+  const input: CanonicalEventInput = {
+    id,
+    type: 'customer.upserted',
+    occurred_at: occurredAt,
+    connector: 'shopify',
+    record: { kind: 'customer', source: 'shopify', external_id: externalId },
+    data: { name },
+  };
+  return CanonicalEvent.parse(input);
+}
+
+describe('producer', () => {
+  const ctx = useRedis();
+  let connection: Redis;
+  let queues: Record<QueueName, Queue>;
+  let producer: Producer;
+
+  beforeEach(async () => {
+    connection = createRedis(ctx.url, 'producer');
+    await new Promise((resolve) => connection.once('ready', resolve));
+    queues = createQueues(connection, ctx.prefix);
+    const keys = createKeys(ctx.prefix);
+    producer = createProducer({
+      queues,
+      connection,
+      keys,
+      deadLetters: createDeadLetterStore(queues['dead-letter']),
+      trace: { maxEntries: 10, maxAgeMs: 60_000 },
+      deliveryTtlMs: 60_000,
+      coalesceDelayMs: 0,
+    });
+  });
+
+  afterEach(async () => {
+    await closeQueues(queues);
+    await connection.quit();
+  });
+
+  it('writes the newest state and one job per record for a burst of updates', async () => {
+    for (let i = 0; i < 20; i++) {
+      const second = String(i).padStart(2, '0');
+      await producer.accept({ events: [customerEvent(`e-${i}`, `2026-11-20T10:00:${second}Z`, `name ${i}`)] });
+    }
+    const key = recordKeyString({ kind: 'customer', source: 'shopify', external_id: 'c-1' });
+    expect(await queues.customers.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    const job = await queues.customers.getJob(key);
+    expect(job?.data).toEqual({ v: 1, record: { kind: 'customer', source: 'shopify', external_id: 'c-1' } });
+    const state = await ctx.redis.hgetall(`${ctx.prefix}:state:${key}`);
+    expect(state.seq).toBe('20');
+    expect(JSON.parse(state.event!)).toMatchObject({ id: 'e-19', data: { name: 'name 19' } });
+    expect(await ctx.redis.sismember(`${ctx.prefix}:dirty`, key)).toBe(1);
+  });
+
+  it('drops an event older than the newest held, counts it and traces it', async () => {
+    await producer.accept({ events: [customerEvent('new', '2026-11-20T10:00:10Z', 'new')] });
+    const result = await producer.accept({ events: [customerEvent('old', '2026-11-20T10:00:05Z', 'old')] });
+    expect(result.outcomes).toEqual(['stale']);
+    const key = recordKeyString({ kind: 'customer', source: 'shopify', external_id: 'c-1' });
+    expect(JSON.parse((await ctx.redis.hget(`${ctx.prefix}:state:${key}`, 'event'))!)).toMatchObject({ id: 'new' });
+    expect(await ctx.redis.hget(`${ctx.prefix}:counters`, 'stale_events')).toBe('1');
+    const trace = await readTrace(ctx.redis, createKeys(ctx.prefix), key);
+    expect(trace.map((t) => t.step)).toEqual(['received', 'stale']);
+  });
+
+  it('lets the later arrival win a tie and reports the same event twice as a duplicate', async () => {
+    await producer.accept({ events: [customerEvent('a', '2026-11-20T10:00:10Z', 'first')] });
+    const tie = await producer.accept({ events: [customerEvent('b', '2026-11-20T10:00:10Z', 'second')] });
+    const again = await producer.accept({ events: [customerEvent('b', '2026-11-20T10:00:10Z', 'second')] });
+    expect([tie.outcomes, again.outcomes]).toEqual([['queued'], ['duplicate']]);
+  });
+
+  it('remembers a delivery only together with its events', async () => {
+    expect(await producer.isDuplicateDelivery('shopify', 'd-1')).toBe(false);
+    await producer.accept({ events: [customerEvent('a', '2026-11-20T10:00:10Z', 'x')], delivery: { connector: 'shopify', id: 'd-1' } });
+    expect(await producer.isDuplicateDelivery('shopify', 'd-1')).toBe(true);
+  });
+
+  it('writes dead letters in the same step as the events', async () => {
+    const result = await producer.accept({
+      events: [customerEvent('a', '2026-11-20T10:00:10Z', 'x', 'c-2')],
+      deadLetters: [
+        {
+          queue: 'ingest',
+          record: null,
+          event: null,
+          error: { code: 'INVALID_PAYLOAD', message: 'customers[0].email: expected string', retryable: false },
+          http: null,
+          attempts: 0,
+          first_failed_at: '2026-11-20T10:00:10Z',
+          last_failed_at: '2026-11-20T10:00:10Z',
+        },
+      ],
+    });
+    expect(result.deadLetters).toHaveLength(1);
+    const stored = await createDeadLetterStore(queues['dead-letter']).get(result.deadLetters[0]!.id);
+    expect(stored?.error.code).toBe('INVALID_PAYLOAD');
+    expect(await queues.customers.getJobCounts('waiting')).toEqual({ waiting: 1 });
+  });
+
+  it('fails without writing anything when Redis is unreachable', async () => {
+    const down = createRedis('redis://127.0.0.1:1', 'producer');
+    down.on('error', () => {});
+    const downQueues = createQueues(down, ctx.prefix);
+    const downProducer = createProducer({
+      queues: downQueues,
+      connection: down,
+      keys: createKeys(ctx.prefix),
+      deadLetters: createDeadLetterStore(downQueues['dead-letter']),
+      trace: { maxEntries: 10, maxAgeMs: 60_000 },
+      deliveryTtlMs: 60_000,
+      coalesceDelayMs: 0,
+    });
+    await expect(downProducer.accept({ events: [customerEvent('a', '2026-11-20T10:00:10Z', 'x')] })).rejects.toMatchObject({
+      code: 'REDIS_UNAVAILABLE',
+    });
+    down.disconnect();
+  });
+});
