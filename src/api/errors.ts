@@ -15,10 +15,15 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
  * Field errors from any of the bodies the two services use: VAT `{error, details: {field: [msg]}}`,
  * registrations `{detail}` (no field), and for the tax engine (shape not shown) the same two.
  */
+/** Service texts kept in messages and field errors are cut here, so entries and logs stay small. */
+const TEXT_LIMIT = 500;
+const MAX_FIELDS = 50;
+const clip = (text: string) => (text.length <= TEXT_LIMIT ? text : `${text.slice(0, TEXT_LIMIT)}…`);
+
 export function extractErrorBody(body: unknown): { message?: string; fields?: FieldErrors } {
   if (typeof body !== 'object' || body === null) return {};
   const record = body as Record<string, unknown>;
-  const message =
+  const raw =
     typeof record.error === 'string'
       ? record.error
       : typeof record.detail === 'string'
@@ -26,12 +31,13 @@ export function extractErrorBody(body: unknown): { message?: string; fields?: Fi
         : typeof record.message === 'string'
           ? record.message
           : undefined;
+  const message = raw === undefined ? undefined : clip(raw);
   let fields: FieldErrors | undefined;
   if (typeof record.details === 'object' && record.details !== null && !Array.isArray(record.details)) {
     fields = {};
-    for (const [field, messages] of Object.entries(record.details as Record<string, unknown>)) {
-      if (Array.isArray(messages)) fields[field] = messages.map(String);
-      else if (typeof messages === 'string') fields[field] = [messages];
+    for (const [field, messages] of Object.entries(record.details as Record<string, unknown>).slice(0, MAX_FIELDS)) {
+      if (Array.isArray(messages)) fields[clip(field)] = messages.slice(0, 10).map((m) => clip(String(m)));
+      else if (typeof messages === 'string') fields[clip(field)] = [clip(messages)];
     }
   }
   return { ...(message === undefined ? {} : { message }), ...(fields === undefined ? {} : { fields }) };

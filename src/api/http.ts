@@ -59,7 +59,7 @@ export function truncate(text: string, limit = EXCHANGE_BODY_LIMIT): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}… [truncated ${text.length - limit} characters]`;
 }
 
-/** The URL without query values that could carry secrets: taxsync never puts secrets in queries. */
+/** The URL as sent, query included: taxsync never puts secrets in URLs (tokens go in headers). */
 function describeUrl(url: URL): string {
   return `${url.origin}${url.pathname}${url.search}`;
 }

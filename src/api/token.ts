@@ -62,8 +62,11 @@ export function createTokenFetcher(options: {
     // A 2xx token body carries the access token: keep it out of the exchange a parse error records.
     const response = res.exchange.response && { ...res.exchange.response, body: '[withheld: token response]' };
     const body = parseResponse(variantA ? TokenResponseA : TokenResponseB, { ...res, exchange: { ...res.exchange, response } }, endpoint);
+    // The earlier of the two, so we never hold a token past either; an expire_at that is not in
+    // the future is the service's clock disagreeing with ours, so expires_in (relative) decides.
+    const byLifetime = started + body.expires_in * 1000;
     const expireAt = 'expire_at' in body && typeof body.expire_at === 'string' ? Date.parse(body.expire_at) : NaN;
-    const expiresAt = Number.isNaN(expireAt) ? started + body.expires_in * 1000 : expireAt;
+    const expiresAt = !Number.isNaN(expireAt) && expireAt > started ? Math.min(expireAt, byLifetime) : byLifetime;
     return { accessToken: body.access_token, expiresAt };
   };
 }

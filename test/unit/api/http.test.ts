@@ -1,0 +1,107 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApiClients, type ApiClients, type ApiClientsOptions } from '../../../src/api/index.js';
+import { createHttpClient } from '../../../src/api/http.js';
+import { Secret } from '../../../src/config/secret.js';
+import { isTaxsyncError } from '../../../src/domain/errors.js';
+import { CLIENT_ID, CLIENT_SECRET, useFakeApi } from '../../helpers/api-harness.js';
+import { replyJson } from '../../helpers/fake-api.js';
+
+const opened: ApiClients[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((c) => c.close()));
+});
+
+function build(options: Partial<ApiClientsOptions>): ApiClients {
+  const clients = createApiClients({ taxUrl: 'https://tax.example.com', clientId: CLIENT_ID, clientSecret: new Secret(CLIENT_SECRET), ...options });
+  opened.push(clients);
+  return clients;
+}
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return isTaxsyncError(error) ? error.code : `not a TaxsyncError: ${String(error)}`;
+  }
+  return undefined;
+}
+
+describe('API URL policy', () => {
+  it.each([
+    ['taxUrl', { taxUrl: 'http://tax.example.com' }],
+    ['vatUrl', { vatUrl: 'http://vat.example.com' }],
+    ['authUrl', { authUrl: 'http://auth.example.com' }],
+    ['a private address', { taxUrl: 'http://10.0.0.5:8080' }],
+  ] as const)('refuses plain http to a non-loopback host (%s) with API_INSECURE_URL', (_name, options) => {
+    expect(codeOf(() => build(options))).toBe('API_INSECURE_URL');
+  });
+
+  it('says which host was refused and how to allow it, without secrets', () => {
+    try {
+      build({ taxUrl: 'http://tax.example.com' });
+      expect.unreachable();
+    } catch (error) {
+      expect(isTaxsyncError(error) && error.retryable).toBe(false);
+      expect(String((error as Error).message)).toContain('tax.example.com');
+      expect(String((error as Error).message)).toContain('TAXSYNC_ALLOW_INSECURE_HTTP');
+      expect(JSON.stringify(error)).not.toContain(CLIENT_SECRET);
+    }
+  });
+
+  it.each(['http://127.0.0.1:8080', 'http://localhost:8080', 'http://[::1]:8080', 'https://tax.example.com', 'https://10.0.0.5'])(
+    'accepts %s',
+    (taxUrl) => {
+      expect(codeOf(() => build({ taxUrl }))).toBeUndefined();
+    },
+  );
+
+  it('accepts plain http to any host when insecure http is explicitly allowed', () => {
+    expect(codeOf(() => build({ taxUrl: 'http://tax.internal', allowInsecureHttp: true }))).toBeUndefined();
+  });
+
+  it('refuses a URL that is not http(s)', () => {
+    expect(codeOf(() => build({ taxUrl: 'ftp://tax.example.com' }))).toBe('API_INSECURE_URL');
+  });
+});
+
+describe('http client against a loopback server', () => {
+  const ctx = useFakeApi();
+
+  it('calls http://127.0.0.1 for real', async () => {
+    ctx.api.on('GET /v1/customers/c', replyJson(200, { id: '3f2b8c1e-4d5a-4b6c-8d7e-9f0a1b2c3d4e', source: 'api', external_id: 'c' }));
+
+    await expect(ctx.connect().tax.customers.get('c')).resolves.toMatchObject({ external_id: 'c' });
+  });
+
+  it('refuses an absolute URL on another origin before sending anything', async () => {
+    const other = await ctx.server();
+    const http = createHttpClient({ baseUrl: ctx.api.url });
+    try {
+      await expect(http.send({ method: 'GET', path: `${other.url}/v1/customers/`, bearer: 'secret-token' })).rejects.toMatchObject({
+        code: 'API_BAD_RESPONSE',
+      });
+      expect(other.requests).toEqual([]);
+      expect(ctx.api.requests).toEqual([]);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it('sends accept, user-agent and content-type, and answers status, headers and parsed body', async () => {
+    ctx.api.on('POST /echo', replyJson(202, { ok: true }, { 'x-request-id': 'r-1' }));
+    const http = createHttpClient({ baseUrl: ctx.api.url, userAgent: 'taxsync-test' });
+    try {
+      const res = await http.send({ method: 'POST', path: '/echo', json: { a: 1 }, query: { limit: 5, skip: undefined } });
+
+      expect(res.status).toBe(202);
+      expect(res.body).toEqual({ ok: true });
+      expect(res.headers['x-request-id']).toBe('r-1');
+      const [req] = ctx.api.requests;
+      expect(req!.url).toBe('/echo?limit=5');
+      expect(req!.headers).toMatchObject({ accept: 'application/json', 'user-agent': 'taxsync-test', 'content-type': 'application/json' });
+      expect(req!.headers.authorization).toBeUndefined();
+    } finally {
+      await http.close();
+    }
+  });
+});
