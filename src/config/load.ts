@@ -85,6 +85,13 @@ const EnvSchema = z.object({
   WOOCOMMERCE_WEBHOOK_SECRET: secretList,
   ERP_WEBHOOK_SECRET: secretList,
   TAXSYNC_ADMIN_TOKEN: secret,
+  TAXSYNC_WEBHOOK_BODY_LIMIT: int(1_024, 64 * 1024 * 1024, 1024 * 1024),
+  TAXSYNC_WEBHOOK_TOLERANCE_S: int(1, 86_400, 300),
+  TAXSYNC_DELIVERY_TTL_S: int(60, 30 * 86_400, 4 * 86_400),
+  TAXSYNC_DLQ_RAW_BODY_LIMIT: int(0, 16 * 1024 * 1024, 64 * 1024),
+  TAXSYNC_COALESCE_MS: int(0, 60_000, 0),
+  TAXSYNC_TRACE_MAX_ENTRIES: int(0, 10_000, 100),
+  TAXSYNC_TRACE_MAX_AGE_DAYS: int(1, 3_650, 30),
   TAXSYNC_CONFIG: optionalString,
   LOG_LEVEL: z.preprocess(
     (v) => (typeof v === 'string' ? blankToUndefined(v.toLowerCase()) : v),
@@ -115,6 +122,14 @@ function buildConfig(env: Env) {
     vatApi: { url: env.VAT_API_URL ?? env.TAX_API_URL, module: env.VAT_API_MODULE },
     usesEmulator: env.TAX_API_URL === undefined,
     http: { host: env.TAXSYNC_HTTP_HOST, port: env.TAXSYNC_HTTP_PORT },
+    webhooks: {
+      bodyLimitBytes: env.TAXSYNC_WEBHOOK_BODY_LIMIT,
+      toleranceSeconds: env.TAXSYNC_WEBHOOK_TOLERANCE_S,
+      deliveryTtlMs: env.TAXSYNC_DELIVERY_TTL_S * 1000,
+      rawBodyLimitBytes: env.TAXSYNC_DLQ_RAW_BODY_LIMIT,
+    },
+    queue: { coalesceDelayMs: env.TAXSYNC_COALESCE_MS },
+    trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     webhookSecrets: {
       shopify: env.SHOPIFY_WEBHOOK_SECRET,
       stripe: env.STRIPE_WEBHOOK_SECRET,

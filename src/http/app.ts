@@ -1,0 +1,53 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { registerWebhookRoutes, type WebhookDeps } from './webhooks.js';
+
+export interface AppDeps extends WebhookDeps {
+  logger: Logger;
+  metrics: Metrics;
+  /** Redis reachable? Used by /readyz. */
+  ready: () => Promise<boolean>;
+  /** What /healthz says about the API taxsync talks to. */
+  health: { usesEmulator: boolean };
+}
+
+/** The HTTP side, built without listen() so tests use inject(). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const loggerInstance: FastifyBaseLogger = deps.logger.child({ component: 'http' });
+  const app = Fastify({
+    loggerInstance,
+    disableRequestLogging: true,
+    bodyLimit: deps.bodyLimitBytes,
+    // Header names and values are never logged: they carry signatures.
+    return503OnClosing: true,
+  });
+
+  app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, _request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500) deps.logger.error({ err: error }, 'request failed');
+    const code = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status >= 500 ? 'internal' : 'bad_request';
+    const message = status === 413 ? `body exceeds the limit of ${deps.bodyLimitBytes} bytes` : status >= 500 ? 'internal error' : error.message;
+    return reply.code(status).send({ error: code, message });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
+  );
+
+  app.get('/healthz', (_request, reply) =>
+    reply.send({ status: 'ok', api: deps.health.usesEmulator ? 'built-in emulator' : 'configured' }),
+  );
+  app.get('/readyz', async (_request, reply) => {
+    const ok = await deps.ready().catch(() => false);
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', redis: ok ? 'reachable' : 'unreachable' });
+  });
+  app.get('/metrics', async (_request, reply) => {
+    return reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+
+  await app.register((scope, _opts, done) => {
+    registerWebhookRoutes(scope, deps);
+    done();
+  });
+  return app;
+}
