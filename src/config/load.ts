@@ -92,6 +92,8 @@ const EnvSchema = z.object({
   TAXSYNC_COALESCE_MS: int(0, 60_000, 0),
   TAXSYNC_TRACE_MAX_ENTRIES: int(0, 10_000, 100),
   TAXSYNC_TRACE_MAX_AGE_DAYS: int(1, 3_650, 30),
+  TAXSYNC_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('.taxsync')),
+  TAXSYNC_SHUTDOWN_DEADLINE_MS: int(1_000, 600_000, 25_000),
   TAXSYNC_CONFIG: optionalString,
   LOG_LEVEL: z.preprocess(
     (v) => (typeof v === 'string' ? blankToUndefined(v.toLowerCase()) : v),
@@ -139,6 +141,8 @@ function buildConfig(env: Env) {
     adminToken: env.TAXSYNC_ADMIN_TOKEN,
     configFile: env.TAXSYNC_CONFIG,
     logLevel: env.LOG_LEVEL,
+    dataDir: env.TAXSYNC_DATA_DIR,
+    shutdownDeadlineMs: env.TAXSYNC_SHUTDOWN_DEADLINE_MS,
     allowInsecureHttp: env.TAXSYNC_ALLOW_INSECURE_HTTP,
   };
 }

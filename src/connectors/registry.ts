@@ -1,3 +1,7 @@
+import { erpConnector } from './erp/index.js';
+import { shopifyConnector } from './shopify/index.js';
+import { stripeConnector } from './stripe/index.js';
+import { woocommerceConnector } from './woocommerce/index.js';
 import type { Connector } from './types.js';
 
 /**
@@ -5,7 +9,12 @@ import type { Connector } from './types.js';
  * here; the conformance test (test/unit/connectors/conformance.test.ts) picks it up with its
  * fixtures under test/fixtures/connectors/<id>/.
  */
-export const CONNECTORS: Readonly<Record<string, Connector>> = {};
+export const CONNECTORS: Readonly<Record<string, Connector>> = {
+  stripe: stripeConnector,
+  erp: erpConnector,
+  shopify: shopifyConnector,
+  woocommerce: woocommerceConnector,
+};
 
 export function getConnector(id: string): Connector | undefined {
   return Object.hasOwn(CONNECTORS, id) ? CONNECTORS[id] : undefined;

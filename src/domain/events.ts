@@ -13,13 +13,16 @@ import { RecordKey, type RecordKind } from './record-key.js';
 export const EVENT_SCHEMA_VERSION = 1;
 
 /** A decimal amount: a decimal string on the wire, a Decimal in memory. Never a JS number. */
-export const Amount = z.union([
-  z.instanceof(Decimal),
-  z
-    .string({ error: 'must be a decimal string such as "12.50" (numbers are not accepted for amounts)' })
-    .regex(DECIMAL_PATTERN, { error: 'must be a decimal string such as "12.50"' })
-    .transform((v) => money(v)),
-]);
+export const Amount = z.union(
+  [
+    z.instanceof(Decimal),
+    z
+      .string()
+      .regex(DECIMAL_PATTERN, { error: 'must be a decimal string such as "12.50"' })
+      .transform((v) => money(v)),
+  ],
+  { error: 'must be a decimal string such as "12.50" (JSON numbers are not accepted for amounts)' },
+);
 
 const DateTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' });
 const DateOnly = z.iso.date({ error: 'must be a date YYYY-MM-DD' });

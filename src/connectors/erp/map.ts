@@ -1,0 +1,95 @@
+import { CanonicalEvent } from '../../domain/events.js';
+import { pathToString } from '../shared/parse.js';
+import type { ErpBody } from './schemas.js';
+
+/**
+ * ERP deliveries → canonical events. Pure. The ERP already speaks the canonical format; this
+ * checks each event and pins the two envelope fields the ERP must not choose freely:
+ * - `record.source` must be the ERP connector's configured source (DESIGN.md, data model: a
+ *   different source would create duplicate records in the tax engine). Absent, it is filled in.
+ * - `connector` must be `erp`. Absent, it is filled in; anything else is refused, so an ERP event
+ *   cannot pass itself off as coming from a platform connector.
+ */
+
+export const CONNECTOR_ID = 'erp';
+
+export interface ErpMapContext {
+  source: string;
+}
+
+export interface Rejected {
+  index: number;
+  message: string;
+  fields?: Record<string, string[]>;
+  raw: unknown;
+}
+
+export type ErpMapResult =
+  | { kind: 'events'; topic: string; events: CanonicalEvent[]; rejected: Rejected[] }
+  | { kind: 'invalid'; topic: string; message: string; fields?: Record<string, string[]> };
+
+export function mapErpBody(body: ErpBody, ctx: ErpMapContext): ErpMapResult {
+  const batch = Array.isArray(body);
+  const items: unknown[] = batch ? body : [body];
+  const topic = batch ? 'batch' : typeof body.type === 'string' ? body.type : 'event';
+  if (items.length === 0) return { kind: 'invalid', topic, message: 'the batch holds no events' };
+
+  const events: CanonicalEvent[] = [];
+  const rejected: Rejected[] = [];
+  items.forEach((raw, index) => {
+    const result = readEvent(raw, ctx);
+    if (result.ok) events.push(result.event);
+    else rejected.push({ index, message: result.message, fields: result.fields, raw });
+  });
+
+  if (events.length > 0) return { kind: 'events', topic, events, rejected };
+  if (!batch) {
+    const only = rejected[0]!;
+    return { kind: 'invalid', topic, message: only.message, fields: only.fields };
+  }
+  const fields: Record<string, string[]> = {};
+  for (const r of rejected) for (const [field, messages] of Object.entries(r.fields ?? {})) fields[`[${r.index}].${field}`] = messages;
+  const summary = rejected
+    .slice(0, 5)
+    .map((r) => `[${r.index}] ${r.message}`)
+    .join('; ');
+  return { kind: 'invalid', topic, message: `none of the ${rejected.length} events is valid: ${summary}`, fields };
+}
+
+type ReadResult = { ok: true; event: CanonicalEvent } | { ok: false; message: string; fields: Record<string, string[]> };
+
+function readEvent(raw: unknown, ctx: ErpMapContext): ReadResult {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, message: 'an event must be a JSON object', fields: { '(event)': ['must be a JSON object'] } };
+  }
+  const fields: Record<string, string[]> = {};
+  const candidate: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+
+  if (candidate.connector === undefined) candidate.connector = CONNECTOR_ID;
+  else if (candidate.connector !== CONNECTOR_ID) fields.connector = [`must be "${CONNECTOR_ID}" for events sent to the ERP webhook`];
+
+  const record = candidate.record;
+  if (typeof record === 'object' && record !== null && !Array.isArray(record)) {
+    const key = { ...(record as Record<string, unknown>) };
+    if (key.source === undefined) key.source = ctx.source;
+    else if (key.source !== ctx.source) {
+      fields['record.source'] = [
+        `must be "${ctx.source}", the ERP connector's configured source (another source would duplicate the record in the tax engine)`,
+      ];
+    }
+    candidate.record = key;
+  }
+
+  const parsed = CanonicalEvent.safeParse(candidate);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) (fields[pathToString(issue.path)] ??= []).push(issue.message);
+  }
+  if (!parsed.success || Object.keys(fields).length > 0) {
+    const summary = Object.entries(fields)
+      .slice(0, 5)
+      .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
+      .join('; ');
+    return { ok: false, message: `event does not match the canonical schema: ${summary}`, fields };
+  }
+  return { ok: true, event: parsed.data };
+}

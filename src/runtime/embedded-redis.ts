@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { TaxsyncError } from '../domain/errors.js';
+
+export interface EmbeddedRedis {
+  /** A `redis+unix://` style target for ioredis: the socket path. */
+  socketPath: string;
+  /** True when this process started it (and stops it on shutdown). */
+  owned: boolean;
+  stop: () => Promise<void>;
+}
+
+function socketPathFor(dataDir: string): string {
+  const preferred = join(dataDir, 'redis.sock');
+  // Unix socket paths are limited to ~104 bytes; fall back to a short path unique to the folder.
+  if (preferred.length < 100) return preferred;
+  return join(tmpdir(), `taxsync-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}.sock`);
+}
+
+async function answersPing(socketPath: string): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(socketPath);
+    socket.setTimeout(500);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => {
+      socket.destroy();
+      done(d.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      done(false);
+    });
+  });
+}
+
+/**
+ * The zero-configuration Redis: a `redis-server` from PATH with AOF on and its data under
+ * `<dataDir>/redis`, listening on a unix socket only. A second taxsync process on the same folder
+ * (say `taxsync work` beside `taxsync serve`) reuses the running one.
+ */
+export async function startEmbeddedRedis(dataDirInput: string): Promise<EmbeddedRedis> {
+  const dataDir = resolve(dataDirInput, 'redis');
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const socketPath = socketPathFor(dataDir);
+  if (await answersPing(socketPath)) return { socketPath, owned: false, stop: async () => {} };
+
+  const child: ChildProcess = spawn(
+    'redis-server',
+    [
+      '--port', '0',
+      '--unixsocket', socketPath,
+      '--unixsocketperm', '700',
+      '--dir', dataDir,
+      '--appendonly', 'yes',
+      '--appendfsync', 'everysec',
+      '--maxmemory-policy', 'noeviction',
+      '--save', '',
+    ],
+    { stdio: 'ignore' },
+  );
+  const started = await new Promise<boolean>((done) => {
+    child.once('spawn', () => done(true));
+    child.once('error', () => done(false));
+  });
+  if (!started) {
+    throw new TaxsyncError(
+      'CONFIG_INVALID',
+      'REDIS_URL is not set and redis-server is not installed: install Redis (apt-get install redis-server, brew install redis) or set REDIS_URL',
+    );
+  }
+  const until = Date.now() + 10_000;
+  while (!(await answersPing(socketPath))) {
+    if (child.exitCode !== null || Date.now() > until) {
+      child.kill('SIGKILL');
+      throw new TaxsyncError('REDIS_UNAVAILABLE', `the local redis-server did not start (data under ${dataDir})`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    socketPath,
+    owned: true,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once('exit', () => done());
+        // SIGTERM makes redis-server flush the AOF and exit cleanly.
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/index.js';
+import type { Settings } from '../config/settings.js';
+import { buildApp } from '../http/app.js';
+import type { Logger } from '../observability/logger.js';
+import { createMetrics, type Metrics } from '../observability/metrics.js';
+import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
+import { createDeadLetterStore } from '../queue/dead-letter.js';
+import { createKeys } from '../queue/keys.js';
+import { createProducer } from '../queue/producer.js';
+import { enabledConnectors } from './connectors.js';
+import type { Lifecycle } from './lifecycle.js';
+
+export interface ServeHandle {
+  app: FastifyInstance;
+  metrics: Metrics;
+  address: string;
+}
+
+/** The webhook server: verify, normalise, store, answer. Registers its own shutdown steps. */
+export async function startServe(deps: {
+  config: Config;
+  settings: Settings;
+  redisTarget: string;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  metrics?: Metrics;
+}): Promise<ServeHandle> {
+  const { config, logger, lifecycle } = deps;
+  const connection = createRedis(deps.redisTarget, 'producer');
+  connection.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  lifecycle.onShutdown('redis (producer)', () => {
+    connection.disconnect();
+    return Promise.resolve();
+  });
+  await new Promise<void>((resolve) => {
+    if (connection.status === 'ready') resolve();
+    else connection.once('ready', () => resolve());
+  });
+  const queues = createQueues(connection, config.redis.prefix);
+  lifecycle.onShutdown('queues', () => closeQueues(queues));
+  const metrics = deps.metrics ?? createMetrics();
+  const connectors = enabledConnectors(config, deps.settings);
+  const app = await buildApp({
+    connectors,
+    producer: createProducer({
+      queues,
+      connection,
+      keys: createKeys(config.redis.prefix),
+      deadLetters: createDeadLetterStore(queues['dead-letter']),
+      trace: config.trace,
+      deliveryTtlMs: config.webhooks.deliveryTtlMs,
+      coalesceDelayMs: config.queue.coalesceDelayMs,
+    }),
+    logger,
+    metrics,
+    bodyLimitBytes: config.webhooks.bodyLimitBytes,
+    rawBodyLimitBytes: config.webhooks.rawBodyLimitBytes,
+    ready: async () => (await connection.ping()) === 'PONG',
+    health: { usesEmulator: config.usesEmulator },
+  });
+  // Registered last, so it runs first: stop accepting webhooks before closing Redis.
+  lifecycle.onShutdown('http', () => app.close());
+  const address = await app.listen({ host: config.http.host, port: config.http.port });
+  logger.info({ address, connectors: Object.keys(connectors) }, `taxsync is listening on ${address}`);
+  if (Object.keys(connectors).length === 0) {
+    logger.warn('no connector is enabled: set SHOPIFY_WEBHOOK_SECRET, STRIPE_WEBHOOK_SECRET, WOOCOMMERCE_WEBHOOK_SECRET or ERP_WEBHOOK_SECRET');
+  }
+  return { app, metrics, address };
+}
