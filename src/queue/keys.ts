@@ -14,6 +14,8 @@ export interface Keys {
   delivery(connector: string, deliveryId: string): string;
   /** Hash: counters (stale drops, duplicates…) read by metrics and status. */
   readonly counters: string;
+  /** String: the last line of a file `taxsync ingest` committed. */
+  ingestCheckpoint(fileId: string): string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -24,5 +26,6 @@ export function createKeys(prefix: string): Keys {
     trace: (recordKey) => `${prefix}:trace:${recordKey}`,
     delivery: (connector, deliveryId) => `${prefix}:delivery:${connector}:${encodeURIComponent(deliveryId)}`,
     counters: `${prefix}:counters`,
+    ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
   };
 }

@@ -18,6 +18,8 @@ export interface AcceptInput {
   deadLetters?: readonly NewDeadLetter[];
   /** Marks the delivery as accepted, in the same step, for dedupe of later retries. */
   delivery?: { connector: string; id: string };
+  /** A progress marker written in the same step (`taxsync ingest` resumes from it). */
+  checkpoint?: { key: string; value: string; ttlMs: number };
 }
 
 export interface AcceptResult {
@@ -114,6 +116,7 @@ export function createProducer(options: ProducerOptions): Producer {
       if (input.delivery) {
         multi.set(keys.delivery(input.delivery.connector, input.delivery.id), now.toISOString(), 'PX', options.deliveryTtlMs);
       }
+      if (input.checkpoint) multi.set(input.checkpoint.key, input.checkpoint.value, 'PX', input.checkpoint.ttlMs);
       const results = await multi.exec();
       if (results === null) throw new Error('Redis transaction was aborted');
       for (const [error] of results) if (error) throw error;

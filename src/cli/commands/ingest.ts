@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import { resolveRedis } from '../../runtime/redis.js';
+import { boot } from '../../runtime/boot.js';
+import { ingestFile } from '../../runtime/ingest.js';
+import { closeQueues, createQueues, createRedis } from '../../queue/connection.js';
+import { createDeadLetterStore } from '../../queue/dead-letter.js';
+import { createKeys } from '../../queue/keys.js';
+import { createProducer } from '../../queue/producer.js';
+
+function progressBar(done: number, total: number | undefined): void {
+  if (!process.stderr.isTTY || !total) return;
+  const share = Math.min(1, done / total);
+  const width = 30;
+  const filled = Math.round(share * width);
+  process.stderr.write(`\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%`);
+}
+
+export function registerIngestCommand(program: Command): void {
+  program
+    .command('ingest')
+    .argument('<file>', 'JSON-lines file, one canonical event per line')
+    .description('backfill canonical events from a file (the ERP connector\'s rules); safe to run again after an interruption')
+    .option('--restart', 'ignore the checkpoint of an earlier run and read the whole file again')
+    .option('--json', 'machine-readable summary')
+    .action(async (file: string, options: { restart?: boolean; json?: boolean }) => {
+      const { config, settings, logger, lifecycle } = boot('ingest');
+      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
+      const connection = createRedis(redisTarget, 'producer');
+      await new Promise<void>((resolve, reject) => {
+        connection.once('ready', () => resolve());
+        connection.once('error', (error) => reject(error));
+      });
+      const queues = createQueues(connection, config.redis.prefix);
+      const keys = createKeys(config.redis.prefix);
+      try {
+        const summary = await ingestFile({
+          file,
+          keys,
+          redis: connection,
+          restart: options.restart === true,
+          source: settings.sources.erp ?? 'api',
+          producer: createProducer({
+            queues,
+            connection,
+            keys,
+            deadLetters: createDeadLetterStore(queues['dead-letter']),
+            trace: config.trace,
+            deliveryTtlMs: config.webhooks.deliveryTtlMs,
+            coalesceDelayMs: config.queue.coalesceDelayMs,
+          }),
+          onProgress: progressBar,
+        });
+        if (process.stderr.isTTY) process.stderr.write('\n');
+        if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+        else {
+          const resumed = summary.resumedAfter > 0 ? ` (resumed after line ${summary.resumedAfter})` : '';
+          process.stdout.write(
+            `${summary.lines} lines${resumed}: ${summary.queued} queued, ${summary.duplicate} already known, ` +
+              `${summary.stale} stale, ${summary.invalid} invalid (dead-lettered), ${summary.blank} blank\n`,
+          );
+        }
+        if (summary.invalid > 0) process.exitCode = 2;
+      } finally {
+        await closeQueues(queues);
+        connection.disconnect();
+        await lifecycle.shutdown('ingest finished');
+      }
+    });
+}
