@@ -41,6 +41,10 @@ export const ERROR_CODES = {
   VAT_DUPLICATE: { errorClass: 'conflict', retryable: false },
   REDIS_UNAVAILABLE: { errorClass: 'transient', retryable: true },
   INVALID_PAYLOAD: { errorClass: 'invalid', retryable: false },
+  MAPPING_INVALID: { errorClass: 'invalid', retryable: false },
+  WAITING_EXPIRED: { errorClass: 'waiting', retryable: false },
+  JOB_INVALID: { errorClass: 'invalid', retryable: false },
+  INTERNAL_ERROR: { errorClass: 'internal', retryable: true },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

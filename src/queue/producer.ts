@@ -8,6 +8,7 @@ import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
 import type { Keys } from './keys.js';
 import { QUEUE_NAMES, queueForKind, type QueueName } from './names.js';
 import { scriptedMulti, withScripts } from './redis-scripts.js';
+import { BACKOFF_TYPE, DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 import { traceLine, type TraceSettings } from './trace.js';
 
 export type EventOutcome = 'queued' | 'stale' | 'duplicate';
@@ -50,15 +51,19 @@ export interface ProducerOptions {
   deliveryTtlMs: number;
   /** Delay before a record's job runs, letting a burst settle into one call. */
   coalesceDelayMs: number;
+  retry?: RetryPolicy;
   clock?: () => Date;
 }
 
 /** Job options shared by every record job: the job id IS the record, so a record has one job. */
-export function recordJobOptions(recordKey: string, delayMs: number) {
+export function recordJobOptions(recordKey: string, delayMs: number, retry: RetryPolicy = DEFAULT_RETRY) {
   return {
     jobId: recordKey,
     removeOnComplete: true,
+    // Final failures are dead-lettered by the processor; a failed job must not block the id.
     removeOnFail: true,
+    attempts: retry.attempts,
+    backoff: { type: BACKOFF_TYPE },
     ...(delayMs > 0 ? { delay: delayMs } : {}),
   };
 }
@@ -110,7 +115,7 @@ export function createProducer(options: ProducerOptions): Producer {
         const queue = options.queues[queueForKind(event.record.kind)];
         const data: RecordJobData = { v: RECORD_JOB_VERSION, record: event.record };
         // BullMQ ignores an add whose job id exists: a waiting job will read the newest state.
-        void new Job(queue, event.record.kind, data, recordJobOptions(recordKey, options.coalesceDelayMs), recordKey).addJob(multi as never);
+        void new Job(queue, event.record.kind, data, recordJobOptions(recordKey, options.coalesceDelayMs, options.retry), recordKey).addJob(multi as never);
       }
       const deadLetters = (input.deadLetters ?? []).map((entry) => options.deadLetters.addTo(multi, entry));
       if (input.delivery) {

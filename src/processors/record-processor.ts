@@ -1,0 +1,177 @@
+import { createHash } from 'node:crypto';
+import { DelayedError, Worker, type Job, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
+import { recordKeyString, type RecordKey } from '../domain/record-key.js';
+import type { Logger } from '../observability/logger.js';
+import type { DeadLetterStore } from '../queue/dead-letter.js';
+import { RecordJobData } from '../queue/jobs.js';
+import type { Keys } from '../queue/keys.js';
+import type { RecordState, RecordStore } from '../queue/record-state.js';
+import { appendTrace, type TraceEntry, type TraceSettings } from '../queue/trace.js';
+import type { HandlerContext, RecordHandler } from './types.js';
+
+export interface WaitPolicy {
+  /** How long a record may wait for what it needs before it is dead-lettered. */
+  deadlineMs: number;
+  /** First re-check after this long; later ones wait about as long as already waited, up to capMs. */
+  baseMs: number;
+  capMs: number;
+}
+
+export const DEFAULT_WAIT: WaitPolicy = { deadlineMs: 24 * 3600_000, baseMs: 5_000, capMs: 30 * 60_000 };
+
+export interface RecordProcessorDeps {
+  queue: Queue;
+  handler: RecordHandler;
+  records: RecordStore;
+  deadLetters: DeadLetterStore;
+  redis: Redis;
+  keys: Keys;
+  trace: TraceSettings;
+  logger: Logger;
+  wait?: WaitPolicy;
+  /** Versions applied in one job before it yields to other records. */
+  maxLoops?: number;
+  /** Default pause when a 429 gives no Retry-After. */
+  rateLimitFallbackMs?: number;
+  clock?: () => Date;
+  random?: () => number;
+}
+
+export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
+
+/**
+ * The loop every record queue runs: read the newest state, let the handler call the API, mark the
+ * version applied, and go again while newer events arrived meanwhile (so an update that lands
+ * while its record's job runs is sent right after, never lost). Failures follow DESIGN.md's table:
+ * transient → BullMQ retries with backoff; 429 → the whole queue pauses; waiting → the job re-checks
+ * later within a deadline; everything final → a dead-letter entry.
+ */
+export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, token?: string) => Promise<ProcessResult> {
+  const clock = deps.clock ?? (() => new Date());
+  const random = deps.random ?? Math.random;
+  const wait = deps.wait ?? DEFAULT_WAIT;
+  const maxLoops = deps.maxLoops ?? 5;
+
+  async function trace(record: RecordKey, entry: Omit<TraceEntry, 'at'>): Promise<void> {
+    const multi = deps.redis.multi();
+    appendTrace(multi, deps.keys, recordKeyString(record), { at: clock().toISOString(), ...entry }, deps.trace);
+    await multi.exec();
+  }
+
+  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError): Promise<void> {
+    const now = clock().toISOString();
+    // The same version dead-lettered twice (a crash between the two writes below) is one entry.
+    const id = createHash('sha256')
+      .update(`${deps.queue.name}\0${record ? recordKeyString(record) : job.id}\0${state?.seq ?? 0}`)
+      .digest('hex')
+      .slice(0, 32);
+    const entry = await deps.deadLetters.add({
+      id,
+      queue: deps.queue.name,
+      record,
+      event: state?.eventJson ? (JSON.parse(state.eventJson) as unknown) : null,
+      error: {
+        code: error.code,
+        message: error.message,
+        retryable: error.retryable,
+        ...(error.fields ? { fields: error.fields } : {}),
+      },
+      http: error.http ?? null,
+      attempts: job.attemptsMade + 1,
+      first_failed_at: state?.firstFailedAt ?? now,
+      last_failed_at: now,
+    });
+    if (record && state) {
+      await deps.records.markApplied(record, state.seq, state.event, clock());
+      await deps.records.setFields(record, { first_failed_at: null, waiting_since: null, create_pending: null });
+      await trace(record, { step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` });
+    }
+    deps.logger.warn({ jobId: job.id, code: error.code, deadLetterId: entry.id, ...(record ?? {}) }, 'dead-lettered');
+  }
+
+  async function onFailure(job: Job, record: RecordKey, state: RecordState, thrown: unknown): Promise<ProcessResult> {
+    const error = isTaxsyncError(thrown)
+      ? thrown
+      : new TaxsyncError('INTERNAL_ERROR', `unexpected error: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown });
+    if (state.firstFailedAt === undefined) await deps.records.setFields(record, { first_failed_at: clock().toISOString() });
+
+    if (error.code === 'API_RATE_LIMITED') {
+      const pauseMs = error.retryAfterMs ?? deps.rateLimitFallbackMs ?? 1_000;
+      await trace(record, { step: 'retry', code: error.code, detail: `rate limited: queue paused ${pauseMs} ms` });
+      // Slows the whole queue, not just this job; the job goes back without using an attempt.
+      await deps.queue.rateLimit(pauseMs);
+      throw Worker.RateLimitError();
+    }
+    const attempts = job.opts.attempts ?? 1;
+    if (error.retryable && job.attemptsMade + 1 < attempts) {
+      await trace(record, { step: 'retry', code: error.code, detail: `attempt ${job.attemptsMade + 1} of ${attempts}: ${error.message}` });
+      deps.logger.info({ jobId: job.id, code: error.code, attempt: job.attemptsMade + 1 }, 'will retry');
+      throw error;
+    }
+    await deadLetter(job, record, state, error);
+    return 'dead-lettered';
+  }
+
+  async function waitLater(job: Job, token: string | undefined, record: RecordKey, state: RecordState, reason: string): Promise<ProcessResult> {
+    const now = clock().getTime();
+    const since = state.waitingSince ?? now;
+    if (state.waitingSince === undefined) await deps.records.setFields(record, { waiting_since: String(now) });
+    if (now - since >= wait.deadlineMs) {
+      const hours = Math.round(wait.deadlineMs / 360_000) / 10;
+      await deadLetter(job, record, state, new TaxsyncError('WAITING_EXPIRED', `${reason}; gave up after ${hours} h`));
+      return 'dead-lettered';
+    }
+    const bound = Math.min(wait.capMs, Math.max(wait.baseMs, now - since));
+    const delay = Math.round(bound / 2 + (random() * bound) / 2);
+    await trace(record, { step: 'waiting', detail: `${reason}; re-checking in ${Math.round(delay / 1000)} s` });
+    await job.moveToDelayed(now + delay, token);
+    throw new DelayedError();
+  }
+
+  return async function processRecordJob(job: Job, token?: string): Promise<ProcessResult> {
+    const data = RecordJobData.safeParse(job.data);
+    if (!data.success) {
+      await deadLetter(job, null, undefined, new TaxsyncError('JOB_INVALID', `job ${job.id} has unreadable data: ${data.error.message}`));
+      return 'dead-lettered';
+    }
+    const record = data.data.record;
+    const logger = deps.logger.child({ jobId: job.id, queue: deps.queue.name, source: record.source, external_id: record.external_id });
+    for (let loop = 0; ; loop++) {
+      const state = await deps.records.read(record);
+      if (state.seq <= state.appliedSeq) {
+        if (loop === 0) await trace(record, { step: 'coalesced', detail: 'nothing newer than the version already applied' });
+        return loop === 0 ? 'nothing-new' : 'applied';
+      }
+      if (!state.event) {
+        await deadLetter(job, record, state, new TaxsyncError('JOB_INVALID', 'the newest event of this record cannot be read back'));
+        return 'dead-lettered';
+      }
+      const ctx: HandlerContext = { record, state, logger, trace: (entry) => trace(record, entry) };
+      await trace(record, { step: 'sent', event_id: state.event.id, occurred_at: state.event.occurred_at, detail: state.event.type });
+      let outcome;
+      try {
+        outcome = await deps.handler(state.event, ctx);
+      } catch (error) {
+        if (error instanceof DelayedError || (error as Error)?.name === 'RateLimitError') throw error;
+        return onFailure(job, record, state, error);
+      }
+      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome.reason);
+
+      await deps.records.setFields(record, {
+        first_failed_at: null,
+        waiting_since: null,
+        ...(outcome.taxId ? { tax_id: outcome.taxId } : {}),
+      });
+      await trace(record, { step: 'answered', event_id: state.event.id, ...(outcome.status ? { status: outcome.status } : {}), detail: outcome.detail });
+      const newer = await deps.records.markApplied(record, state.seq, state.event, clock());
+      if (newer === 0) return 'applied';
+      if (loop + 1 >= maxLoops) {
+        // A record updated faster than we send: yield so other records get their turn.
+        await job.moveToDelayed(clock().getTime(), token);
+        throw new DelayedError();
+      }
+    }
+  };
+}

@@ -1,0 +1,24 @@
+import type { CanonicalEvent } from '../domain/events.js';
+import type { RecordKey } from '../domain/record-key.js';
+import type { Logger } from '../observability/logger.js';
+import type { RecordState } from '../queue/record-state.js';
+import type { TraceEntry } from '../queue/trace.js';
+
+/** What a handler reports after doing the API work for one version of a record. */
+export type HandlerOutcome =
+  | { kind: 'done'; detail: string; status?: number; taxId?: string }
+  /** Something it needs is not in the tax engine yet (a refund's invoice, an exemption's customer). */
+  | { kind: 'wait'; reason: string };
+
+export interface HandlerContext {
+  record: RecordKey;
+  state: RecordState;
+  logger: Logger;
+  trace(entry: Omit<TraceEntry, 'at'>): Promise<void>;
+}
+
+/**
+ * Does the API work for the newest event of a record. Throws a TaxsyncError on failure (its code
+ * and retry decision drive what happens next); never decides about retries itself.
+ */
+export type RecordHandler = (event: CanonicalEvent, ctx: HandlerContext) => Promise<HandlerOutcome>;

@@ -1,0 +1,101 @@
+import type { Redis } from 'ioredis';
+import { parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
+import { recordKeyString, type RecordKey } from '../domain/record-key.js';
+import type { Keys } from './keys.js';
+import { withScripts } from './redis-scripts.js';
+
+/** What the latest-state store holds for one record. */
+export interface RecordState {
+  /** The newest event received, or undefined when none is held (or it no longer parses). */
+  event: CanonicalEvent | undefined;
+  /** Raw JSON of the newest event, kept for dead-letter entries even when it no longer parses. */
+  eventJson: string | undefined;
+  seq: number;
+  appliedSeq: number;
+  /** The tax engine's id of this record, once known. */
+  taxId: string | undefined;
+  /** When the record first started waiting (for an original invoice or a customer). */
+  waitingSince: number | undefined;
+  /** When the current run of failures began. */
+  firstFailedAt: string | undefined;
+  /** An exemption create whose answer may have been lost (see the exemption processor). */
+  createPending: boolean;
+}
+
+export interface RecordStore {
+  read(key: RecordKey): Promise<RecordState>;
+  /**
+   * The version read at `seq` is done with: accepted by the API, or dead-lettered (then it is not
+   * retried by itself; a newer event or a replay brings the record back). Returns 0 when nothing
+   * newer arrived meanwhile, else the newer seq to process next.
+   */
+  markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date): Promise<number>;
+  /** Sets or clears bookkeeping fields of the record's state. */
+  setFields(key: RecordKey, fields: Partial<Record<'tax_id' | 'waiting_since' | 'first_failed_at' | 'create_pending', string | null>>): Promise<void>;
+  /** Records with events not yet applied (the recovery sweep re-queues those that lost their job). */
+  dirty(cursor: string, count: number): Promise<[string, string[]]>;
+  /** The newest event of another record (the original invoice of a refund, say). */
+  peek(key: RecordKey): Promise<RecordState>;
+}
+
+export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
+  const redis = withScripts(connection);
+  async function read(key: RecordKey): Promise<RecordState> {
+    const [eventJson, seq, appliedSeq, taxId, waitingSince, firstFailedAt, createPending] = await redis.hmget(
+      keys.state(recordKeyString(key)),
+      'event',
+      'seq',
+      'applied_seq',
+      'tax_id',
+      'waiting_since',
+      'first_failed_at',
+      'create_pending',
+    );
+    let event: CanonicalEvent | undefined;
+    if (eventJson) {
+      const parsed = parseCanonicalEvent(JSON.parse(eventJson));
+      if (parsed.success) event = parsed.data;
+    }
+    return {
+      event,
+      eventJson: eventJson ?? undefined,
+      seq: Number(seq ?? 0),
+      appliedSeq: Number(appliedSeq ?? 0),
+      taxId: taxId ?? undefined,
+      waitingSince: waitingSince ? Number(waitingSince) : undefined,
+      firstFailedAt: firstFailedAt ?? undefined,
+      createPending: createPending === '1',
+    };
+  }
+  async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date): Promise<number> {
+    const recordKey = recordKeyString(key);
+    return redis.taxsyncMarkApplied(
+      keys.state(recordKey),
+      keys.dirty,
+      seq,
+      event ? Date.parse(event.occurred_at) : 0,
+      event?.id ?? '',
+      recordKey,
+      now.getTime(),
+    );
+  }
+  return {
+    read,
+    peek: read,
+    markApplied,
+    async setFields(key, fields) {
+      const stateKey = keys.state(recordKeyString(key));
+      const set: string[] = [];
+      const del: string[] = [];
+      for (const [field, value] of Object.entries(fields)) {
+        if (value === null) del.push(field);
+        else if (value !== undefined) set.push(field, value);
+      }
+      const multi = redis.multi();
+      if (set.length > 0) multi.hset(stateKey, ...set);
+      if (del.length > 0) multi.hdel(stateKey, ...del);
+      await multi.exec();
+    },
+    dirty: (cursor, count) => redis.sscan(keys.dirty, cursor, 'COUNT', count),
+  };
+}

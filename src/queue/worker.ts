@@ -1,0 +1,52 @@
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { RecordJobData } from './jobs.js';
+import type { QueueName } from './names.js';
+import type { Requeuer } from './requeue.js';
+import { fullJitterDelay, type RetryPolicy } from './retry.js';
+import type { Logger } from '../observability/logger.js';
+
+export interface RecordWorkerOptions {
+  queue: QueueName;
+  prefix: string;
+  /** A worker-role connection (maxRetriesPerRequest: null); BullMQ adds its blocking one. */
+  connection: Redis;
+  process: (job: Job, token?: string) => Promise<unknown>;
+  concurrency: number;
+  retry: RetryPolicy;
+  requeuer: Requeuer;
+  logger: Logger;
+}
+
+/**
+ * One BullMQ worker for a record queue. Stalled jobs (a worker that died) are moved back to wait
+ * by BullMQ and processed again; a finished job's record is checked once more for events that
+ * arrived too late to be seen (see Requeuer).
+ */
+export function createRecordWorker(options: RecordWorkerOptions): Worker {
+  const worker = new Worker(options.queue, options.process, {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    autorun: false,
+    stalledInterval: 30_000,
+    // BullMQ honours a manual pause (queue.rateLimit, on a 429) only when a limiter is set; this
+    // one is far above any real rate, so it never limits by itself.
+    limiter: { max: 1_000_000, duration: 1_000 },
+    maxStalledCount: 2,
+    settings: {
+      // Jobs ask for the BACKOFF_TYPE strategy; it is the only one taxsync uses.
+      backoffStrategy: (attemptsMade: number) => fullJitterDelay(attemptsMade, options.retry),
+    },
+  });
+  worker.on('completed', (job: Job) => {
+    const data = RecordJobData.safeParse(job.data);
+    if (!data.success) return;
+    options.requeuer.ensureQueued(data.data.record).catch((error: unknown) => {
+      options.logger.warn({ err: error, jobId: job.id }, 'could not check the record after its job completed');
+    });
+  });
+  worker.on('error', (error) => options.logger.warn({ err: { message: error.message } }, `worker ${options.queue}: ${error.message}`));
+  worker.on('stalled', (jobId) => options.logger.warn({ jobId, queue: options.queue }, 'stalled job recovered'));
+  return worker;
+}

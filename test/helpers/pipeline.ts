@@ -1,0 +1,118 @@
+import type { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { CanonicalEvent, type CanonicalEventInput } from '../../src/domain/events.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
+import { createDeadLetterStore, type DeadLetterStore } from '../../src/queue/dead-letter.js';
+import { createKeys, type Keys } from '../../src/queue/keys.js';
+import type { QueueName } from '../../src/queue/names.js';
+import { createProducer, type Producer } from '../../src/queue/producer.js';
+import { createRecordStore, type RecordStore } from '../../src/queue/record-state.js';
+import { createRequeuer } from '../../src/queue/requeue.js';
+import type { RetryPolicy } from '../../src/queue/retry.js';
+import { createRecordWorker } from '../../src/queue/worker.js';
+import { createRecordProcessor, type WaitPolicy } from '../../src/processors/record-processor.js';
+import type { RecordHandler } from '../../src/processors/types.js';
+
+export interface Pipeline {
+  producer: Producer;
+  queues: Record<QueueName, Queue>;
+  records: RecordStore;
+  deadLetters: DeadLetterStore;
+  keys: Keys;
+  producerConnection: Redis;
+  startWorker(queue: QueueName, handler: RecordHandler, options?: { concurrency?: number }): Promise<Worker>;
+  close(): Promise<void>;
+}
+
+/** Producer, stores and workers over one test prefix, with fast retry and wait policies. */
+export async function createPipeline(
+  url: string,
+  prefix: string,
+  options: { retry?: RetryPolicy; wait?: WaitPolicy; coalesceDelayMs?: number } = {},
+): Promise<Pipeline> {
+  const retry = options.retry ?? { attempts: 4, baseMs: 20, capMs: 100 };
+  const producerConnection = createRedis(url, 'producer');
+  await new Promise((resolve) => producerConnection.once('ready', resolve));
+  const queues = createQueues(producerConnection, prefix);
+  const keys = createKeys(prefix);
+  const deadLetters = createDeadLetterStore(queues['dead-letter']);
+  const records = createRecordStore(producerConnection, keys);
+  const producer = createProducer({
+    queues,
+    connection: producerConnection,
+    keys,
+    deadLetters,
+    trace: { maxEntries: 50, maxAgeMs: 600_000 },
+    deliveryTtlMs: 60_000,
+    coalesceDelayMs: options.coalesceDelayMs ?? 0,
+    retry,
+  });
+  const requeuer = createRequeuer({ queues, records, retry });
+  const workers: Worker[] = [];
+  const connections: Redis[] = [producerConnection];
+  const logger = createLogger({ level: 'silent' });
+  return {
+    producer,
+    queues,
+    records,
+    deadLetters,
+    keys,
+    producerConnection,
+    async startWorker(queue, handler, workerOptions = {}) {
+      const connection = createRedis(url, 'worker');
+      connections.push(connection);
+      const worker = createRecordWorker({
+        queue,
+        prefix,
+        connection,
+        concurrency: workerOptions.concurrency ?? 4,
+        retry,
+        requeuer,
+        logger,
+        process: createRecordProcessor({
+          queue: queues[queue],
+          handler,
+          records,
+          deadLetters,
+          redis: producerConnection,
+          keys,
+          trace: { maxEntries: 50, maxAgeMs: 600_000 },
+          logger,
+          wait: options.wait ?? { deadlineMs: 60_000, baseMs: 20, capMs: 100 },
+        }),
+      });
+      workers.push(worker);
+      void worker.run();
+      await worker.waitUntilReady();
+      return worker;
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      await closeQueues(queues);
+      for (const c of connections) c.disconnect();
+    },
+  };
+}
+
+export function customerEvent(n: number, externalId = 'c-1', secondsOffset = n): CanonicalEvent {
+  const input: CanonicalEventInput = {
+    id: `evt-${externalId}-${n}`,
+    type: 'customer.upserted',
+    occurred_at: new Date(Date.UTC(2026, 10, 20, 10, 0, 0) + secondsOffset * 1000).toISOString(),
+    connector: 'test',
+    record: { kind: 'customer', source: 'api', external_id: externalId },
+    data: { name: `version ${n}` },
+  };
+  return CanonicalEvent.parse(input);
+}
+
+/** Polls until `check` passes or the (generous) deadline passes. */
+export async function eventually(check: () => Promise<boolean> | boolean, deadlineMs = 20_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > until) throw new Error('condition not met before the deadline');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
