@@ -14,6 +14,8 @@ export interface Keys {
   delivery(connector: string, deliveryId: string): string;
   /** Hash: counters (stale drops, duplicates…) read by metrics and status. */
   readonly counters: string;
+  /** Hash: connector id → the source its records were written with (source-change guard). */
+  readonly sources: string;
   /** String: the last line of a file `taxsync ingest` committed. */
   ingestCheckpoint(fileId: string): string;
 }
@@ -26,6 +28,7 @@ export function createKeys(prefix: string): Keys {
     trace: (recordKey) => `${prefix}:trace:${recordKey}`,
     delivery: (connector, deliveryId) => `${prefix}:delivery:${connector}:${encodeURIComponent(deliveryId)}`,
     counters: `${prefix}:counters`,
+    sources: `${prefix}:sources`,
     ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
   };
 }
