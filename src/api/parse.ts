@@ -17,9 +17,11 @@ export function issuesToFields(issues: readonly z.core.$ZodIssue[]): FieldErrors
   const fields: FieldErrors = {};
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
+      // A schema may explain itself in parentheses (lineAmount: "the line amount is unit_price × quantity").
+      const why = /\(([^()]*)\)\s*$/.exec(issue.message)?.[1];
       for (const key of issue.keys) {
         const field = formatPath([...issue.path, key]);
-        (fields[field] ??= []).push(`unknown field ${key}`);
+        (fields[field] ??= []).push(why === undefined ? `unknown field ${key}` : `unknown field ${key} (${why})`);
       }
       continue;
     }

@@ -1,5 +1,9 @@
 import { Command } from 'commander';
 import { registerConfigCommand } from './commands/config.js';
+import { registerEmulatorCommand } from './commands/emulator.js';
+import { registerIngestCommand } from './commands/ingest.js';
+import { registerServeCommand } from './commands/serve.js';
+import { registerTraceCommand } from './commands/trace.js';
 
 export function buildProgram(): Command {
   const program = new Command('taxsync')
@@ -7,5 +11,9 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
   registerConfigCommand(program);
+  registerEmulatorCommand(program);
+  registerServeCommand(program);
+  registerIngestCommand(program);
+  registerTraceCommand(program);
   return program;
 }

@@ -186,6 +186,13 @@ export const Registration = z.object({
   date_of_registration: IsoDate.nullable().optional(),
   date_of_filing_start: IsoDate.nullable().optional(),
   registration_type: RegistrationType,
+  // Read back leniently: a choice never set may come back null, and lengths are the service's to enforce.
+  number: z.string().nullable().optional(),
+  number_local: z.string().nullable().optional(),
+  fiscal_code: z.string().nullable().optional(),
+  iban: z.string().nullable().optional(),
+  fiscal_representative_type: FiscalRepresentativeType.nullable().optional(),
+  entity_responsible_for_payment: EntityResponsibleForPayment.nullable().optional(),
   registration_type_display: z.string().optional(),
   fiscal_representative_type_display: z.string().optional(),
   status: RegistrationStatus.optional(),

@@ -1,0 +1,67 @@
+import type { Command } from 'commander';
+import { RECORD_KINDS, recordKeyString, type RecordKey } from '../../domain/record-key.js';
+import { createRedis } from '../../queue/connection.js';
+import { createKeys } from '../../queue/keys.js';
+import { createRecordStore } from '../../queue/record-state.js';
+import { readTrace, type TraceEntry } from '../../queue/trace.js';
+import { boot } from '../../runtime/boot.js';
+import { resolveRedis } from '../../runtime/redis.js';
+
+interface RecordView {
+  record: RecordKey;
+  newest_event: string | undefined;
+  received: number;
+  applied: number;
+  tax_id: string | undefined;
+  waiting_since: string | undefined;
+  history: TraceEntry[];
+}
+
+function render(view: RecordView): string {
+  const head = `${view.record.kind} ${view.record.source}/${view.record.external_id}: ${view.received} event(s) stored, version ${view.applied} applied${view.tax_id ? `, tax engine id ${view.tax_id}` : ''}${view.waiting_since ? `, waiting since ${view.waiting_since}` : ''}`;
+  const lines = view.history.map((e) => {
+    const extra = [e.event_id, e.status === undefined ? undefined : `HTTP ${e.status}`, e.code, e.detail].filter(Boolean).join(' · ');
+    return `  ${e.at}  ${e.step.padEnd(13)} ${extra}`;
+  });
+  return [head, ...lines].join('\n');
+}
+
+export function registerTraceCommand(program: Command): void {
+  program
+    .command('trace')
+    .argument('<source>', 'the record source, e.g. shopify or api')
+    .argument('<external_id>', 'the record id at that source (refunds: refund-<id>)')
+    .description("a record's history: events received, dropped as stale, coalesced, sent, answers, retries, dead letters")
+    .option('--json', 'machine-readable output')
+    .action(async (source: string, externalId: string, options: { json?: boolean }) => {
+      const { config, logger, lifecycle } = boot('trace');
+      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
+      const redis = createRedis(redisTarget, 'worker');
+      try {
+        const keys = createKeys(config.redis.prefix);
+        const records = createRecordStore(redis, keys);
+        const views: RecordView[] = [];
+        for (const kind of RECORD_KINDS) {
+          const record = { kind, source, external_id: externalId };
+          const [state, history] = await Promise.all([records.read(record), readTrace(redis, keys, recordKeyString(record))]);
+          if (state.seq === 0 && history.length === 0) continue;
+          views.push({
+            record,
+            newest_event: state.event?.id,
+            received: state.seq,
+            applied: state.appliedSeq,
+            tax_id: state.taxId,
+            waiting_since: state.waitingSince ? new Date(state.waitingSince).toISOString() : undefined,
+            history,
+          });
+        }
+        if (options.json) process.stdout.write(`${JSON.stringify(views)}\n`);
+        else if (views.length === 0) process.stdout.write(`no record ${source}/${externalId} is known\n`);
+        else process.stdout.write(`${views.map(render).join('\n\n')}\n`);
+        if (views.length === 0) process.exitCode = 1;
+      } finally {
+        redis.disconnect();
+        await lifecycle.shutdown('trace finished');
+      }
+    });
+}
