@@ -150,8 +150,35 @@ function buildConfig(env: Env) {
 export type Config = DeepReadonly<ReturnType<typeof buildConfig>>;
 type DeepReadonly<T> = T extends Secret ? T : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
+/** The variables the cross-variable rules read, taken leniently so they run even when others are bad. */
+interface CrossView {
+  NODE_ENV: string | undefined;
+  TAX_API_URL: string | undefined;
+  TAX_API_AUTH_URL: string | undefined;
+  VAT_API_URL: string | undefined;
+  TAX_API_CLIENT_ID: string | undefined;
+  TAX_API_CLIENT_SECRET: unknown;
+  TAXSYNC_ALLOW_INSECURE_HTTP: boolean;
+}
+
+function crossView(source: Record<string, string | undefined>): CrossView {
+  const get = (name: string) => {
+    const value = source[name]?.trim();
+    return value === '' ? undefined : value;
+  };
+  return {
+    NODE_ENV: get('NODE_ENV'),
+    TAX_API_URL: get('TAX_API_URL'),
+    TAX_API_AUTH_URL: get('TAX_API_AUTH_URL'),
+    VAT_API_URL: get('VAT_API_URL'),
+    TAX_API_CLIENT_ID: get('TAX_API_CLIENT_ID'),
+    TAX_API_CLIENT_SECRET: get('TAX_API_CLIENT_SECRET'),
+    TAXSYNC_ALLOW_INSECURE_HTTP: ['1', 'true'].includes(get('TAXSYNC_ALLOW_INSECURE_HTTP') ?? ''),
+  };
+}
+
 /** Rules that span several variables; each problem names its variable. */
-function crossFieldProblems(env: Env): string[] {
+function crossFieldProblems(env: CrossView): string[] {
   const problems: string[] = [];
   for (const name of ['TAX_API_URL', 'TAX_API_AUTH_URL', 'VAT_API_URL'] as const) {
     const value = env[name];
@@ -185,12 +212,11 @@ function deepFreeze<T>(value: T): T {
  */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(source);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
-    throw configError(problems);
-  }
-  const problems = crossFieldProblems(parsed.data);
-  if (problems.length > 0) throw configError(problems);
+  const problems = [
+    ...(parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)),
+    ...crossFieldProblems(crossView(source)),
+  ];
+  if (!parsed.success || problems.length > 0) throw configError(problems);
   return deepFreeze(buildConfig(parsed.data));
 }
 

@@ -39,6 +39,13 @@ describe('loadConfig', () => {
     for (const name of ['TAXSYNC_HTTP_PORT', 'LOG_LEVEL', 'TAXSYNC_PREFIX', 'REDIS_URL']) expect(message).toContain(name);
   });
 
+  it('reports problems of single variables and of combinations together', () => {
+    const message = failure({ TAXSYNC_HTTP_PORT: 'eighty', TAX_API_URL: 'http://tax.example.com' });
+    expect(message).toContain('TAXSYNC_HTTP_PORT');
+    expect(message).toContain('TAX_API_URL must use https://');
+    expect(message).toContain('TAX_API_CLIENT_ID is required');
+  });
+
   it('refuses plain http to a non-loopback API host, and allows loopback', () => {
     expect(failure({ TAX_API_URL: 'http://tax.example.com', TAX_API_CLIENT_ID: 'id', TAX_API_CLIENT_SECRET: 's' })).toMatch(
       /TAX_API_URL must use https:\/\//,

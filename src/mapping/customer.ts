@@ -1,0 +1,45 @@
+import { CustomerRequest, type CustomerType } from '../api/schemas/tax-engine.js';
+import type { CustomerData } from '../domain/events.js';
+import { addressOut } from './common.js';
+import { checked, wrongKind, type MapResult, type MappingContext } from './result.js';
+import type { MappingSettings } from './settings.js';
+
+/** The source's type when it states one; else its tax-exempt flag; else retail. */
+export function customerType(data: Pick<CustomerData, 'customer_type' | 'tax_exempt'>): CustomerType {
+  if (data.customer_type !== undefined) return data.customer_type;
+  return data.tax_exempt === true ? 'retail_exempt' : 'retail';
+}
+
+/** The configured mapping of the source's status, else the status itself; undefined omits it. */
+export function customerStatus(status: string | undefined, settings: MappingSettings): string | undefined {
+  if (status === undefined || status === '') return undefined;
+  if (Object.hasOwn(settings.customer_status, status)) return settings.customer_status[status] ?? undefined;
+  return status;
+}
+
+/** customer.upserted → body of `PUT /v1/customers/`. */
+export function mapCustomer(data: CustomerData, ctx: MappingContext): MapResult<CustomerRequest> {
+  const what = `customer ${ctx.key.external_id}`;
+  const kind = wrongKind(ctx.key, 'customer', what);
+  if (kind !== undefined) return kind;
+
+  const billing = addressOut(data.addresses?.billing);
+  const shipping = addressOut(data.addresses?.shipping);
+  const status = customerStatus(data.status, ctx.settings);
+  const body = {
+    source: ctx.key.source,
+    external_id: ctx.key.external_id,
+    ...(data.name === undefined ? {} : { name: data.name }),
+    ...(data.email === undefined ? {} : { email: data.email }),
+    ...(billing === undefined && shipping === undefined
+      ? {}
+      : { addresses: { ...(billing === undefined ? {} : { billing }), ...(shipping === undefined ? {} : { shipping }) } }),
+    ...(data.tax_number === undefined || data.tax_number === '' ? {} : { tax_number: data.tax_number }),
+    customer_type: customerType(data),
+    ...(status === undefined ? {} : { customer_status: status }),
+    ...(data.created_at === undefined ? {} : { external_created_at: data.created_at }),
+    ...(data.updated_at === undefined ? {} : { external_updated_at: data.updated_at }),
+  };
+  const result = checked(CustomerRequest, body, what);
+  return result.ok ? { kind: 'send', body: result.body } : result.result;
+}
