@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerConfigCommand } from './commands/config.js';
+import { registerDaemonCommands } from './commands/daemon.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
   registerConfigCommand(program);
+  registerDaemonCommands(program);
   registerEmulatorCommand(program);
   registerServeCommand(program);
   registerIngestCommand(program);

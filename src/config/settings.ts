@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
+import { MappingSettings } from '../mapping/settings.js';
 
 /**
  * Mapping settings from the JSON file named by TAXSYNC_CONFIG (docs/configuration.md, "Settings
@@ -29,6 +30,8 @@ export const Settings = z
     sources: z.record(z.string(), SourceName).default({}),
     /** The source values the tax engine accepts. */
     allowed_sources: z.array(SourceName).min(1).default([...DEFAULT_ALLOWED_SOURCES]),
+    /** Tax codes, shipping origin, manual rates… (docs/mapping.md, "Settings"). */
+    mapping: MappingSettings.prefault({}),
   })
   .superRefine((s, ctx) => {
     for (const [connector, source] of Object.entries(s.sources)) {

@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   WAITING_EXPIRED: { errorClass: 'waiting', retryable: false },
   JOB_INVALID: { errorClass: 'invalid', retryable: false },
   INTERNAL_ERROR: { errorClass: 'internal', retryable: true },
+  RECORD_BUSY: { errorClass: 'transient', retryable: true },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -162,6 +162,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       await deps.records.setFields(record, {
         first_failed_at: null,
         waiting_since: null,
+        create_pending: null,
         ...(outcome.taxId ? { tax_id: outcome.taxId } : {}),
       });
       await trace(record, { step: 'answered', event_id: state.event.id, ...(outcome.status ? { status: outcome.status } : {}), detail: outcome.detail });

@@ -14,6 +14,8 @@ export interface Keys {
   delivery(connector: string, deliveryId: string): string;
   /** Hash: counters (stale drops, duplicates…) read by metrics and status. */
   readonly counters: string;
+  /** Hash: refund external id → the fraction of this invoice it claimed (invariant 4). */
+  refunds(invoiceRecordKey: string): string;
   /** Hash: connector id → the source its records were written with (source-change guard). */
   readonly sources: string;
   /** String: the last line of a file `taxsync ingest` committed. */
@@ -29,6 +31,7 @@ export function createKeys(prefix: string): Keys {
     delivery: (connector, deliveryId) => `${prefix}:delivery:${connector}:${encodeURIComponent(deliveryId)}`,
     counters: `${prefix}:counters`,
     sources: `${prefix}:sources`,
+    refunds: (invoiceRecordKey) => `${prefix}:refunds:${invoiceRecordKey}`,
     ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
   };
 }

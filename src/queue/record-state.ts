@@ -12,6 +12,8 @@ export interface RecordState {
   eventJson: string | undefined;
   seq: number;
   appliedSeq: number;
+  /** The event last applied to the API (or dead-lettered), when it still parses. */
+  appliedEvent: CanonicalEvent | undefined;
   /** The tax engine's id of this record, once known. */
   taxId: string | undefined;
   /** When the record first started waiting (for an original invoice or a customer). */
@@ -34,14 +36,18 @@ export interface RecordStore {
   setFields(key: RecordKey, fields: Partial<Record<'tax_id' | 'waiting_since' | 'first_failed_at' | 'create_pending', string | null>>): Promise<void>;
   /** Records with events not yet applied (the recovery sweep re-queues those that lost their job). */
   dirty(cursor: string, count: number): Promise<[string, string[]]>;
-  /** The newest event of another record (the original invoice of a refund, say). */
-  peek(key: RecordKey): Promise<RecordState>;
+}
+
+function parseStored(json: string | null | undefined): CanonicalEvent | undefined {
+  if (!json) return undefined;
+  const parsed = parseCanonicalEvent(JSON.parse(json));
+  return parsed.success ? parsed.data : undefined;
 }
 
 export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
   const redis = withScripts(connection);
   async function read(key: RecordKey): Promise<RecordState> {
-    const [eventJson, seq, appliedSeq, taxId, waitingSince, firstFailedAt, createPending] = await redis.hmget(
+    const [eventJson, seq, appliedSeq, taxId, waitingSince, firstFailedAt, createPending, appliedJson] = await redis.hmget(
       keys.state(recordKeyString(key)),
       'event',
       'seq',
@@ -50,14 +56,11 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
       'waiting_since',
       'first_failed_at',
       'create_pending',
+      'applied_event',
     );
-    let event: CanonicalEvent | undefined;
-    if (eventJson) {
-      const parsed = parseCanonicalEvent(JSON.parse(eventJson));
-      if (parsed.success) event = parsed.data;
-    }
     return {
-      event,
+      event: parseStored(eventJson),
+      appliedEvent: parseStored(appliedJson),
       eventJson: eventJson ?? undefined,
       seq: Number(seq ?? 0),
       appliedSeq: Number(appliedSeq ?? 0),
@@ -77,11 +80,11 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
       event?.id ?? '',
       recordKey,
       now.getTime(),
+      event ? JSON.stringify(event) : '',
     );
   }
   return {
     read,
-    peek: read,
     markApplied,
     async setFields(key, fields) {
       const stateKey = keys.state(recordKeyString(key));

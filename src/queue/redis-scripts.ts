@@ -37,11 +37,12 @@ trace(ARGV[9])
 return seq
 `;
 
-// After a successful API call for the state read at seq ARGV[1]. Returns 0 when nothing newer
-// arrived meanwhile (the record leaves the dirty set), else the newer seq to process next.
+// After a successful API call for the state read at seq ARGV[1]. Keeps the applied event (a later
+// partial cancellation is merged over it). Returns 0 when nothing newer arrived meanwhile (the
+// record leaves the dirty set), else the newer seq to process next.
 const MARK_APPLIED = `
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5])
+redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5], 'applied_event', ARGV[6])
 if seq <= tonumber(ARGV[1]) then
   redis.call('SREM', KEYS[2], ARGV[4])
   return 0
@@ -73,6 +74,7 @@ export interface TaxsyncCommands {
     eventId: string,
     recordKey: string,
     appliedAtMs: number,
+    appliedEventJson: string,
   ): Promise<number>;
 }
 

@@ -1,22 +1,44 @@
+import { Secret } from '../config/secret.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
 import { CONNECTORS } from '../connectors/registry.js';
 import type { EnabledConnector } from '../http/webhooks.js';
 
+export type SecretsById = Readonly<Record<string, readonly Secret[]>>;
+
 /** A connector is enabled when its secret is set; its source comes from settings, never a payload. */
-export function enabledConnectors(config: Config, settings: Settings): Record<string, EnabledConnector> {
+export function enabledConnectors(secrets: SecretsById, settings: Settings, config: Config): Record<string, EnabledConnector> {
   const enabled: Record<string, EnabledConnector> = {};
   for (const [id, connector] of Object.entries(CONNECTORS)) {
-    const secrets = (config.webhookSecrets as Record<string, Config['webhookSecrets']['shopify'] | undefined>)[id] ?? [];
-    if (secrets.length === 0) continue;
+    const accepted = secrets[id] ?? [];
+    if (accepted.length === 0) continue;
     enabled[id] = {
       connector,
-      settings: {
-        source: settings.sources[id] ?? connector.defaultSource,
-        secrets,
-        toleranceSeconds: config.webhooks.toleranceSeconds,
-      },
+      settings: { source: sourceOf(id, settings), secrets: accepted, toleranceSeconds: config.webhooks.toleranceSeconds },
     };
   }
   return enabled;
+}
+
+export function sourceOf(connectorId: string, settings: Settings): string {
+  return settings.sources[connectorId] ?? CONNECTORS[connectorId]?.defaultSource ?? connectorId;
+}
+
+/** Fixed, printed development secrets for the zero-configuration start (never with a real API). */
+export const DEV_SECRETS: Readonly<Record<string, string>> = {
+  shopify: 'dev-shopify-secret',
+  stripe: 'whsec_dev_stripe_secret',
+  woocommerce: 'dev-woocommerce-secret',
+  erp: 'whsec_ZGV2LWVycC1zZWNyZXQtMzItYnl0ZXMtbG9uZyE=',
+};
+
+/** The configured secrets, with development ones for connectors that have none when `withDev`. */
+export function webhookSecrets(config: Config, withDev: boolean): SecretsById {
+  const out: Record<string, readonly Secret[]> = {};
+  for (const id of Object.keys(CONNECTORS)) {
+    const configured = (config.webhookSecrets as Record<string, readonly Secret[] | undefined>)[id] ?? [];
+    const dev = DEV_SECRETS[id];
+    out[id] = configured.length > 0 || !withDev || dev === undefined ? configured : [new Secret(dev)];
+  }
+  return out;
 }

@@ -8,7 +8,7 @@ import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
 import { createProducer } from '../queue/producer.js';
-import { enabledConnectors } from './connectors.js';
+import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
 import type { Lifecycle } from './lifecycle.js';
 
 export interface ServeHandle {
@@ -25,6 +25,8 @@ export async function startServe(deps: {
   logger: Logger;
   lifecycle: Lifecycle;
   metrics?: Metrics;
+  /** Defaults to the configured secrets. */
+  secrets?: SecretsById;
 }): Promise<ServeHandle> {
   const { config, logger, lifecycle } = deps;
   const connection = createRedis(deps.redisTarget, 'producer');
@@ -40,7 +42,7 @@ export async function startServe(deps: {
   const queues = createQueues(connection, config.redis.prefix);
   lifecycle.onShutdown('queues', () => closeQueues(queues));
   const metrics = deps.metrics ?? createMetrics();
-  const connectors = enabledConnectors(config, deps.settings);
+  const connectors = enabledConnectors(deps.secrets ?? webhookSecrets(config, false), deps.settings, config);
   const app = await buildApp({
     connectors,
     producer: createProducer({

@@ -2,14 +2,19 @@ import type { Command } from 'commander';
 import { boot } from '../../runtime/boot.js';
 import { resolveRedis } from '../../runtime/redis.js';
 import { startServe } from '../../runtime/serve.js';
+import { webhookSecrets } from '../../runtime/connectors.js';
+import { guardSources } from '../../runtime/guard.js';
 
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description('run the webhook server: verify, normalise and queue what the platforms and the ERP send')
-    .action(async () => {
+    .option('--accept-source-change', 'start although a connector source changed (every record it sends is then a new record)')
+    .action(async (options: { acceptSourceChange?: boolean }) => {
       const { config, settings, logger, lifecycle } = boot('serve');
       const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      await startServe({ config, settings, redisTarget, logger, lifecycle });
+      const secrets = webhookSecrets(config, false);
+      await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
+      await startServe({ config, settings, redisTarget, logger, lifecycle, secrets });
     });
 }

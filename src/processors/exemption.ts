@@ -1,0 +1,81 @@
+import type { ExemptionRequest, TaxClient } from '../api/index.js';
+import type { ExemptionData } from '../domain/events.js';
+import { mapExemption, mapExemptionCancelled, type MappingSettings } from '../mapping/index.js';
+import type { RecordStore } from '../queue/record-state.js';
+import { deleted, found, notSent } from './outcome.js';
+import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
+
+/**
+ * Exemptions have no external key in the tax engine: taxsync keeps the engine's id in the record's
+ * state. A create whose answer was lost (timeout, reset, crash) must not create a second
+ * exemption, so a `create_pending` mark is set before POST, and while it is set the exemptions are
+ * searched for a match before creating again.
+ */
+export function createExemptionHandler(deps: { tax: TaxClient; records: RecordStore; settings: MappingSettings }): RecordHandler {
+  async function findCreated(body: ExemptionRequest): Promise<string | undefined> {
+    // The list has no customer filter: page through it and match what identifies our exemption.
+    for await (const exemption of deps.tax.exemptions.iterate({ limit: 100 })) {
+      if (
+        exemption.customer_id === body.customer_id &&
+        exemption.country === body.country &&
+        exemption.start_date === body.start_date &&
+        exemption.exemption_type === body.exemption_type &&
+        (body.certificate_id === undefined || exemption.certificate_id === body.certificate_id)
+      ) {
+        return exemption.id;
+      }
+    }
+    return undefined;
+  }
+
+  async function write(body: ExemptionRequest, ctx: HandlerContext): Promise<HandlerOutcome> {
+    let id = ctx.state.taxId;
+    if (id === undefined && ctx.state.createPending) {
+      id = await findCreated(body);
+      if (id) await ctx.trace({ step: 'answered', detail: `found exemption ${id} from an earlier create whose answer was lost` });
+    }
+    if (id !== undefined) {
+      const existing = id;
+      const updated = await found(() => deps.tax.exemptions.update(existing, body));
+      if (updated) return { kind: 'done', detail: `exemption ${updated.id} updated`, taxId: updated.id };
+      // Deleted in the tax engine meanwhile: create it again below.
+    }
+    await deps.records.setFields(ctx.record, { create_pending: '1', tax_id: null });
+    const created = await deps.tax.exemptions.create(body);
+    return { kind: 'done', detail: `exemption ${created.id} created`, taxId: created.id };
+  }
+
+  async function customerId(data: Pick<ExemptionData, 'customer_external_id'>, ctx: HandlerContext): Promise<string | undefined> {
+    const customer = await found(() => deps.tax.customers.getByKey(ctx.record.source, data.customer_external_id));
+    return customer?.id;
+  }
+
+  return async (event, ctx) => {
+    const key = ctx.record;
+    switch (event.type) {
+      case 'exemption.upserted': {
+        const id = await customerId(event.data, ctx);
+        const mapped = mapExemption(event.data, { key, settings: deps.settings, ...(id ? { customerId: id } : {}) });
+        return mapped.kind === 'send' ? write(mapped.body, ctx) : notSent(mapped);
+      }
+      case 'exemption.cancelled': {
+        const previous = ctx.state.appliedEvent?.type === 'exemption.upserted' ? ctx.state.appliedEvent.data : undefined;
+        const customer = previous ? await customerId(previous, ctx) : undefined;
+        const mapped = mapExemptionCancelled(event.data, {
+          key,
+          settings: deps.settings,
+          ...(previous ? { previous } : {}),
+          ...(customer ? { customerId: customer } : {}),
+        });
+        return mapped.kind === 'send' ? write(mapped.body, ctx) : notSent(mapped);
+      }
+      case 'exemption.deleted': {
+        const id = ctx.state.taxId;
+        if (id === undefined) return { kind: 'done', detail: 'nothing sent: this exemption was never created in the tax engine' };
+        return deleted(() => deps.tax.exemptions.delete(id), `exemption ${id}`);
+      }
+      default:
+        return { kind: 'done', detail: `nothing sent: ${event.type} is not an exemption event` };
+    }
+  };
+}

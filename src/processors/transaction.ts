@@ -1,0 +1,110 @@
+import type { TaxClient } from '../api/index.js';
+import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
+import { Money } from '../domain/money.js';
+import type { RecordKey } from '../domain/record-key.js';
+import {
+  mapInvoice,
+  mapInvoiceCancelled,
+  mapRefund,
+  mapRefundCancelled,
+  type MappingSettings,
+  type OriginalTransaction,
+} from '../mapping/index.js';
+import type { RecordStore } from '../queue/record-state.js';
+import type { RefundLedger } from '../queue/refund-ledger.js';
+import { deleted, found, notSent } from './outcome.js';
+import type { HandlerOutcome, RecordHandler } from './types.js';
+
+export interface TransactionHandlerDeps {
+  tax: TaxClient;
+  records: RecordStore;
+  ledger: RefundLedger;
+  settings: MappingSettings;
+}
+
+function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undefined {
+  return event?.type === 'invoice.upserted' ? event.data : undefined;
+}
+
+function previousRefund(event: CanonicalEvent | undefined): RefundData | undefined {
+  return event?.type === 'refund.created' ? event.data : undefined;
+}
+
+/**
+ * Invoices → PUT /v1/transactions/; refunds → linked refunds once their invoice exists in the tax
+ * engine (invariant 4: until then the job waits); deletions → DELETE by key.
+ */
+export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHandler {
+  async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string): Promise<HandlerOutcome> {
+    const transaction = await deps.tax.transactions.upsert(body);
+    const tax = transaction.tax?.total_tax === undefined ? '' : `, total tax ${transaction.tax.total_tax}`;
+    return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}`, taxId: transaction.id };
+  }
+
+  /** The refund's original as the tax engine has it, with taxsync's canonical invoice when known. */
+  async function original(invoiceKey: RecordKey): Promise<OriginalTransaction | undefined> {
+    const engine = await found(() => deps.tax.transactions.getByKey(invoiceKey.source, invoiceKey.external_id));
+    if (!engine) return undefined;
+    const state = await deps.records.read(invoiceKey);
+    const invoice = previousInvoice(state.appliedEvent);
+    return {
+      id: engine.id,
+      ...(invoice ? { invoice } : {}),
+      ...(engine.amounts ? { amounts: engine.amounts } : {}),
+      ...(engine.is_tax_inclusive === undefined ? {} : { is_tax_inclusive: engine.is_tax_inclusive }),
+      ...(engine.tax?.total_tax === undefined ? {} : { total_tax: engine.tax.total_tax }),
+    };
+  }
+
+  return async (event, ctx) => {
+    const key = ctx.record;
+    const settings = deps.settings;
+    switch (event.type) {
+      case 'invoice.upserted': {
+        const mapped = mapInvoice(event.data, { key, settings });
+        return mapped.kind === 'send' ? upsert(mapped.body, 'invoice') : notSent(mapped);
+      }
+      case 'invoice.cancelled': {
+        const previous = previousInvoice(ctx.state.appliedEvent);
+        const mapped = mapInvoiceCancelled(event.data, { key, settings, ...(previous ? { previous } : {}) });
+        return mapped.kind === 'send' ? upsert(mapped.body, 'cancelled invoice') : notSent(mapped);
+      }
+      case 'refund.created':
+      case 'refund.cancelled': {
+        const previous = previousRefund(ctx.state.appliedEvent);
+        const invoiceId = event.data.invoice_external_id ?? previous?.invoice_external_id;
+        const invoiceKey = invoiceId === undefined ? undefined : { kind: 'transaction' as const, source: key.source, external_id: invoiceId };
+        const origin = invoiceKey ? await original(invoiceKey) : undefined;
+        if (invoiceKey && !origin) return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is not in the tax engine yet` };
+        const send = async (): Promise<HandlerOutcome> => {
+          const refundCtx = {
+            key,
+            settings,
+            ...(origin ? { original: origin } : {}),
+            alreadyRefunded: invoiceKey ? await deps.ledger.claimedByOthers(invoiceKey, key.external_id) : new Money(0),
+          };
+          const mapped =
+            event.type === 'refund.created'
+              ? mapRefund(event.data, refundCtx)
+              : mapRefundCancelled(event.data, { ...refundCtx, ...(previous ? { previous } : {}) });
+          if (mapped.kind !== 'send') return notSent(mapped);
+          const what = event.type === 'refund.created' ? 'refund' : 'cancelled refund';
+          const outcome = await upsert(mapped.body, invoiceKey ? `${what} (${mapped.fraction.toFixed()} of ${invoiceKey.external_id})` : `unlinked ${what}`);
+          if (invoiceKey) await deps.ledger.record(invoiceKey, key.external_id, mapped.fraction);
+          return outcome;
+        };
+        return invoiceKey ? deps.ledger.withInvoiceLock(invoiceKey, send) : send();
+      }
+      case 'invoice.deleted':
+        return deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'invoice');
+      case 'refund.deleted': {
+        const outcome = await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'refund');
+        const invoiceId = previousRefund(ctx.state.appliedEvent)?.invoice_external_id;
+        if (invoiceId) await deps.ledger.forget({ kind: 'transaction', source: key.source, external_id: invoiceId }, key.external_id);
+        return outcome;
+      }
+      default:
+        return { kind: 'done', detail: `nothing sent: ${event.type} is not a transaction event` };
+    }
+  };
+}

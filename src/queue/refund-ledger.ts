@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { TaxsyncError } from '../domain/errors.js';
+import { money, Money, type Decimal } from '../domain/money.js';
+import { recordKeyString, type RecordKey } from '../domain/record-key.js';
+import type { Keys } from './keys.js';
+
+/**
+ * The fraction of each invoice that its refunds claimed, so refunds of one invoice never add up
+ * past 1 (DESIGN.md invariant 4). One hash per invoice: refund external id → fraction.
+ */
+export interface RefundLedger {
+  /** The sum claimed by the invoice's other refunds. */
+  claimedByOthers(invoice: RecordKey, refundExternalId: string): Promise<Decimal>;
+  record(invoice: RecordKey, refundExternalId: string, fraction: Decimal): Promise<void>;
+  forget(invoice: RecordKey, refundExternalId: string): Promise<void>;
+  /**
+   * Runs `fn` holding the invoice's refund lock, so two refunds of one invoice are checked and sent
+   * one after the other (each sees what the other claimed). A held lock is a retryable RECORD_BUSY.
+   */
+  withInvoiceLock<T>(invoice: RecordKey, fn: () => Promise<T>): Promise<T>;
+}
+
+// Deletes the lock only if this holder still owns it.
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const LOCK_MS = 60_000;
+
+export function createRefundLedger(redis: Redis, keys: Keys): RefundLedger {
+  const key = (invoice: RecordKey) => keys.refunds(recordKeyString(invoice));
+  return {
+    async claimedByOthers(invoice, refundExternalId) {
+      const all = await redis.hgetall(key(invoice));
+      let sum = new Money(0);
+      for (const [id, fraction] of Object.entries(all)) if (id !== refundExternalId) sum = sum.plus(money(fraction));
+      return sum;
+    },
+    async record(invoice, refundExternalId, fraction) {
+      await redis.hset(key(invoice), refundExternalId, fraction.toFixed());
+    },
+    async forget(invoice, refundExternalId) {
+      await redis.hdel(key(invoice), refundExternalId);
+    },
+    async withInvoiceLock(invoice, fn) {
+      const lock = `${key(invoice)}:lock`;
+      const token = randomUUID();
+      if ((await redis.set(lock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') {
+        throw new TaxsyncError('RECORD_BUSY', `another refund of invoice ${invoice.external_id} is being sent`);
+      }
+      try {
+        return await fn();
+      } finally {
+        await redis.eval(RELEASE, 1, lock, token);
+      }
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { createApiClients, type ApiClients } from '../api/index.js';
+import type { Config } from '../config/index.js';
+import { Secret } from '../config/secret.js';
+import { DEFAULT_CLIENT, startEmulator } from '../emulator/index.js';
+import type { Logger } from '../observability/logger.js';
+import type { Lifecycle } from './lifecycle.js';
+
+/**
+ * The API clients: the configured services, or with TAX_API_URL unset an in-process emulator on a
+ * loopback port (the zero-configuration start; said at start and on /healthz).
+ */
+export async function connectApi(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<ApiClients & { emulatorUrl?: string }> {
+  const common = {
+    timeouts: config.taxApi.timeouts,
+    tokenRenewBeforeMs: config.taxApi.tokenRenewBeforeMs,
+    allowInsecureHttp: config.allowInsecureHttp,
+    vatModule: config.vatApi.module,
+  };
+  if (config.taxApi.url === undefined) {
+    const emulator = await startEmulator({ port: 0, host: '127.0.0.1' });
+    lifecycle.onShutdown('emulator', () => emulator.close());
+    logger.warn({ url: emulator.url }, `TAX_API_URL is not set: sending to the built-in emulator at ${emulator.url}`);
+    const clients = createApiClients({
+      ...common,
+      taxUrl: emulator.url,
+      clientId: DEFAULT_CLIENT.clientId,
+      clientSecret: new Secret(DEFAULT_CLIENT.clientSecret),
+    });
+    lifecycle.onShutdown('api clients', () => clients.close());
+    return { ...clients, emulatorUrl: emulator.url };
+  }
+  const clients = createApiClients({
+    ...common,
+    taxUrl: config.taxApi.url,
+    ...(config.vatApi.url ? { vatUrl: config.vatApi.url } : {}),
+    ...(config.taxApi.authUrl ? { authUrl: config.taxApi.authUrl } : {}),
+    clientId: config.taxApi.clientId ?? '',
+    clientSecret: config.taxApi.clientSecret ?? new Secret(''),
+  });
+  lifecycle.onShutdown('api clients', () => clients.close());
+  return clients;
+}
