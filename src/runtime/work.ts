@@ -81,7 +81,7 @@ export async function startWork(deps: {
         keys,
         trace: config.trace,
         logger: logger.child({ queue: name }),
-        wait: { deadlineMs: config.queue.waitDeadlineMs, baseMs: 5_000, capMs: 30 * 60_000 },
+        wait: config.queue.wait,
       }),
     });
     workers.push(worker);

@@ -310,11 +310,12 @@ const NumberLike = z.union([z.number(), DecimalString]);
 
 /** Geocoding result on the shipping address of a response (read-only). */
 export const MatchedAddress = z.object({
-  address: Address.optional(),
-  latitude: NumberLike.optional(),
-  longitude: NumberLike.optional(),
+  address: Address.nullable().optional(),
+  /** null when the address could not be geocoded (match_level unmatched). */
+  latitude: NumberLike.nullable().optional(),
+  longitude: NumberLike.nullable().optional(),
   /** 1.0 = exact; below 0.7 sets low_confidence_warning. */
-  confidence: NumberLike.optional(),
+  confidence: NumberLike.nullable().optional(),
   /** e.g. street, city, zip, state, unmatched. */
   match_level: z.string().optional(),
   address_corrected: z.boolean().optional(),
