@@ -16,6 +16,10 @@ export interface Keys {
   readonly counters: string;
   /** Hash: refund external id → the fraction of this invoice it claimed (invariant 4). */
   refunds(invoiceRecordKey: string): string;
+  /** Hash: one VAT submission's ledger entry (invariant 5). */
+  vatLedger(entityJurisdiction: string, invoiceNumber: string): string;
+  /** Set: every VAT ledger entry key (reconcile, status). */
+  readonly vatLedgerIndex: string;
   /** Hash: connector id → the source its records were written with (source-change guard). */
   readonly sources: string;
   /** String: the last line of a file `taxsync ingest` committed. */
@@ -31,6 +35,8 @@ export function createKeys(prefix: string): Keys {
     delivery: (connector, deliveryId) => `${prefix}:delivery:${connector}:${encodeURIComponent(deliveryId)}`,
     counters: `${prefix}:counters`,
     sources: `${prefix}:sources`,
+    vatLedger: (ej, invoice) => `${prefix}:vat:${ej}:${encodeURIComponent(invoice)}`,
+    vatLedgerIndex: `${prefix}:vat-index`,
     refunds: (invoiceRecordKey) => `${prefix}:refunds:${invoiceRecordKey}`,
     ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
   };
