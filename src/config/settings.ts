@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
+import { SOURCES } from '../api/schemas/common.js';
 import { MappingSettings } from '../mapping/settings.js';
 
 /**
@@ -9,18 +10,7 @@ import { MappingSettings } from '../mapping/settings.js';
  */
 
 /** The tax engine's 10 source values: `api` plus the nine platforms DESIGN.md assumes. */
-export const DEFAULT_ALLOWED_SOURCES = [
-  'api',
-  'shopify',
-  'stripe',
-  'woocommerce',
-  'bigcommerce',
-  'quickbooks',
-  'xero',
-  'netsuite',
-  'zoho',
-  'chargebee',
-] as const;
+export const DEFAULT_ALLOWED_SOURCES = SOURCES;
 
 const SourceName = z.string().regex(/^[a-z][a-z0-9_]*$/, { error: 'must be a lowercase source identifier' });
 
