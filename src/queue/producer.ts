@@ -2,7 +2,7 @@ import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { TaxsyncError } from '../domain/errors.js';
 import type { CanonicalEvent } from '../domain/events.js';
-import { recordKeyString } from '../domain/record-key.js';
+import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { DeadLetterStore, NewDeadLetter, DeadLetterEntry } from './dead-letter.js';
 import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
 import type { Keys } from './keys.js';
@@ -52,6 +52,8 @@ export interface ProducerOptions {
   /** Delay before a record's job runs, letting a burst settle into one call. */
   coalesceDelayMs: number;
   retry?: RetryPolicy;
+  /** VAT submissions are on: transaction events are also queued for the vat-submissions queue. */
+  vat?: boolean;
   clock?: () => Date;
 }
 
@@ -93,9 +95,11 @@ export function createProducer(options: ProducerOptions): Producer {
       // inside a transaction; our scripts are defined on that connection too.
       const bullClient = (await options.queues[QUEUE_NAMES.deadLetter].backend.client) as unknown as typeof redis;
       const multi = scriptedMulti(bullClient);
-      for (const event of input.events) {
-        const recordKey = recordKeyString(event.record);
-        const occurredAt = Date.parse(event.occurred_at);
+      // Index in the transaction's results of each event's latest-state write (its outcome).
+      const outcomeAt: number[] = [];
+      let commands = 0;
+      const record = (event: CanonicalEvent, key: RecordKey): void => {
+        const recordKey = recordKeyString(key);
         const base = { at: now.toISOString(), event_id: event.id, occurred_at: event.occurred_at, connector: event.connector };
         multi.taxsyncRecordEvent(
           keys.state(recordKey),
@@ -103,7 +107,7 @@ export function createProducer(options: ProducerOptions): Producer {
           keys.trace(recordKey),
           keys.counters,
           JSON.stringify(event),
-          occurredAt,
+          Date.parse(event.occurred_at),
           event.id,
           recordKey,
           now.getTime(),
@@ -112,10 +116,18 @@ export function createProducer(options: ProducerOptions): Producer {
           options.trace.maxAgeMs,
           traceLine({ ...base, step: 'received', detail: event.type }),
         );
-        const queue = options.queues[queueForKind(event.record.kind)];
-        const data: RecordJobData = { v: RECORD_JOB_VERSION, record: event.record };
+        const queue = options.queues[queueForKind(key.kind)];
+        const data: RecordJobData = { v: RECORD_JOB_VERSION, record: key };
         // BullMQ ignores an add whose job id exists: a waiting job will read the newest state.
-        void new Job(queue, event.record.kind, data, recordJobOptions(recordKey, options.coalesceDelayMs, options.retry), recordKey).addJob(multi as never);
+        void new Job(queue, key.kind, data, recordJobOptions(recordKey, options.coalesceDelayMs, options.retry), recordKey).addJob(multi as never);
+        commands += 2;
+      };
+      for (const event of input.events) {
+        outcomeAt.push(commands);
+        record(event, event.record);
+        // With VAT on, invoices and refunds are also records of the vat-submissions queue: same
+        // events, their own latest state and job, so the VAT path never waits for the tax engine.
+        if (options.vat && event.record.kind === 'transaction') record(event, { ...event.record, kind: 'vat' });
       }
       const deadLetters = (input.deadLetters ?? []).map((entry) => options.deadLetters.addTo(multi, entry));
       if (input.delivery) {
@@ -126,7 +138,7 @@ export function createProducer(options: ProducerOptions): Producer {
       if (results === null) throw new Error('Redis transaction was aborted');
       for (const [error] of results) if (error) throw error;
       const outcomes = input.events.map((_, i): EventOutcome => {
-        const seq = Number(results[i * 2]?.[1]);
+        const seq = Number(results[outcomeAt[i]!]?.[1]);
         return seq > 0 ? 'queued' : seq === 0 ? 'duplicate' : 'stale';
       });
       return { outcomes, deadLetters };
