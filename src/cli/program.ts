@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerConfigCommand } from './commands/config.js';
 import { registerDaemonCommands } from './commands/daemon.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -17,5 +18,6 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerIngestCommand(program);
   registerTraceCommand(program);
+  registerDemoCommand(program);
   return program;
 }

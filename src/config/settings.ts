@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
 import { SOURCES } from '../api/schemas/common.js';
 import { MappingSettings } from '../mapping/settings.js';
+import { VatSettings } from '../mapping/vat-settings.js';
 
 /**
  * Mapping settings from the JSON file named by TAXSYNC_CONFIG (docs/configuration.md, "Settings
@@ -22,6 +23,8 @@ export const Settings = z
     allowed_sources: z.array(SourceName).min(1).default([...DEFAULT_ALLOWED_SOURCES]),
     /** Tax codes, shipping origin, manual rates… (docs/mapping.md, "Settings"). */
     mapping: MappingSettings.prefault({}),
+    /** VAT registrations and submission rules (docs/vat.md); VAT is off while none is configured. */
+    vat: VatSettings.prefault({}),
   })
   .superRefine((s, ctx) => {
     for (const [connector, source] of Object.entries(s.sources)) {

@@ -12,6 +12,8 @@ export interface RequestLogEntry {
   /** Endpoint name from src/api/endpoints.ts, null for an unknown route. */
   endpoint: string | null;
   record: RecordRef | null;
+  /** The client whose bearer token the request carried, once checked (null: none or rejected). */
+  client_id: string | null;
   /** The status answered, or that would have been answered when the connection was dropped. */
   status: number | null;
   /** `aborted`: the client went away before the answer (the handler may still have run). */
@@ -46,6 +48,7 @@ export function createRequestLog(limit: number): RequestLog {
         path,
         endpoint,
         record: null,
+        client_id: null,
         status: null,
         outcome: 'in_flight',
         faults: [],

@@ -127,6 +127,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
         .send(errorBody(request.url, `unauthorized: ${check.reason}`));
     }
     context.claims = check.claims;
+    if (context.entry !== undefined) context.entry.client_id = check.claims.client_id;
   });
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {

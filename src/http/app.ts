@@ -9,8 +9,15 @@ export interface AppDeps extends WebhookDeps {
   /** Redis reachable? Used by /readyz. */
   ready: () => Promise<boolean>;
   /** What /healthz says about the API taxsync talks to. */
-  health: { usesEmulator: boolean };
+  health: {
+    usesEmulator: boolean;
+    /** The built-in emulator's URL, when this process runs it (`taxsync start` without TAX_API_URL). */
+    emulatorUrl?: string;
+  };
 }
+
+/** The `api` member of /healthz: which tax engine this daemon sends to. */
+export type HealthApi = { kind: 'emulator'; url?: string } | { kind: 'configured' };
 
 /** The HTTP side, built without listen() so tests use inject(). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -34,9 +41,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }),
   );
 
-  app.get('/healthz', (_request, reply) =>
-    reply.send({ status: 'ok', api: deps.health.usesEmulator ? 'built-in emulator' : 'configured' }),
-  );
+  // `taxsync demo` reads `api` to refuse sending sample data anywhere but the built-in emulator.
+  const api: HealthApi = deps.health.usesEmulator
+    ? { kind: 'emulator', ...(deps.health.emulatorUrl === undefined ? {} : { url: deps.health.emulatorUrl }) }
+    : { kind: 'configured' };
+  app.get('/healthz', (_request, reply) => reply.send({ status: 'ok', api }));
   app.get('/readyz', async (_request, reply) => {
     const ok = await deps.ready().catch(() => false);
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', redis: ok ? 'reachable' : 'unreachable' });

@@ -1,5 +1,6 @@
 /**
- * PURE mapping: canonical events → tax-engine request bodies (docs/mapping.md). No I/O here: the
+ * PURE mapping: canonical events → tax-engine request bodies (docs/mapping.md) and VAT
+ * submissions with their local validation (docs/vat.md). No I/O here: the
  * processors pass in what a mapper needs (settings, the original of a refund, engine ids).
  */
 export { DEFAULT_MAPPING_SETTINGS, MappingSettings, type MappingSettingsInput } from './settings.js';
@@ -16,3 +17,35 @@ export {
 } from './refund-fraction.js';
 export { mapExemption, mapExemptionCancelled, type ExemptionCancelContext, type ExemptionContext } from './exemption.js';
 export { deletionFor, type Deletion } from './deletion.js';
+export {
+  DEFAULT_VAT_SETTINGS,
+  VatRegistration,
+  VatSettings,
+  matchRegistration,
+  registrationRef,
+  vatEnabled,
+  type RegistrationMatch,
+  type ReportingPeriod,
+  type SubmitWhen,
+  type VatScheme,
+  type VatSettingsInput,
+} from './vat-settings.js';
+export {
+  chooseRegistration,
+  classifySupply,
+  inVatScope,
+  mapVatSubmission,
+  reportingPeriod,
+  reportingPeriodRange,
+  shouldSubmit,
+  vatForCancellation,
+  vatForRefund,
+  vatForUpdate,
+  type Supply,
+  type SupplyKind,
+  type TransactionTypeRef,
+  type VatCorrectionContext,
+  type VatMappingContext,
+  type VatOriginal,
+} from './vat.js';
+export { checkVatTransaction, validateVatTransaction, type VatCheck, type VatValidationOptions } from './vat-validation.js';

@@ -1,4 +1,5 @@
-import type { ExemptionRequest, TaxClient } from '../api/index.js';
+import type { TaxClient } from '../api/index.js';
+import { ExemptionRequest, type Exemption } from '../api/schemas/index.js';
 import type { ExemptionData } from '../domain/events.js';
 import { mapExemption, mapExemptionCancelled, type MappingSettings } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
@@ -8,30 +9,25 @@ import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
 /**
  * Exemptions have no external key in the tax engine: taxsync keeps the engine's id in the record's
  * state. A create whose answer was lost (timeout, reset, crash) must not create a second
- * exemption, so a `create_pending` mark is set before POST, and while it is set the exemptions are
- * searched for a match before creating again.
+ * exemption, so a `create_pending` mark holding the body is set before POST, and while it is set
+ * the exemptions are searched for exactly that body before creating again. Every field must match:
+ * a looser match could take over another record's exemption of the same customer.
  */
 export function createExemptionHandler(deps: { tax: TaxClient; records: RecordStore; settings: MappingSettings }): RecordHandler {
-  async function findCreated(body: ExemptionRequest): Promise<string | undefined> {
-    // The list has no customer filter: page through it and match what identifies our exemption.
+  /** The latest exemption (the list is in creation order) that holds what `sent` asked for. */
+  async function findCreated(sent: ExemptionRequest): Promise<string | undefined> {
+    let match: string | undefined;
+    // The list has no customer filter: page through it.
     for await (const exemption of deps.tax.exemptions.iterate({ limit: 100 })) {
-      if (
-        exemption.customer_id === body.customer_id &&
-        exemption.country === body.country &&
-        exemption.start_date === body.start_date &&
-        exemption.exemption_type === body.exemption_type &&
-        (body.certificate_id === undefined || exemption.certificate_id === body.certificate_id)
-      ) {
-        return exemption.id;
-      }
+      if (sameExemption(exemption, sent)) match = exemption.id;
     }
-    return undefined;
+    return match;
   }
 
   async function write(body: ExemptionRequest, ctx: HandlerContext): Promise<HandlerOutcome> {
     let id = ctx.state.taxId;
-    if (id === undefined && ctx.state.createPending) {
-      id = await findCreated(body);
+    if (id === undefined && ctx.state.createPending !== undefined) {
+      id = await findCreated(pendingBody(ctx.state.createPending) ?? body);
       if (id) await ctx.trace({ step: 'answered', detail: `found exemption ${id} from an earlier create whose answer was lost` });
     }
     if (id !== undefined) {
@@ -40,7 +36,7 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
       if (updated) return { kind: 'done', detail: `exemption ${updated.id} updated`, taxId: updated.id };
       // Deleted in the tax engine meanwhile: create it again below.
     }
-    await deps.records.setFields(ctx.record, { create_pending: '1', tax_id: null });
+    await deps.records.setFields(ctx.record, { create_pending: JSON.stringify(body), tax_id: null });
     const created = await deps.tax.exemptions.create(body);
     return { kind: 'done', detail: `exemption ${created.id} created`, taxId: created.id };
   }
@@ -78,4 +74,28 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
         return { kind: 'done', detail: `nothing sent: ${event.type} is not an exemption event` };
     }
   };
+}
+
+/** The body a pending create sent; undefined for the bare mark older versions wrote. */
+function pendingBody(mark: string): ExemptionRequest | undefined {
+  try {
+    const parsed = ExemptionRequest.safeParse(JSON.parse(mark));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the engine's exemption holds every field `sent` set (with the engine's defaults for the rest). */
+function sameExemption(exemption: Exemption, sent: ExemptionRequest): boolean {
+  return (
+    exemption.customer_id === sent.customer_id &&
+    exemption.country === sent.country &&
+    exemption.start_date === sent.start_date &&
+    (exemption.end_date ?? null) === (sent.end_date ?? null) &&
+    exemption.exemption_type === sent.exemption_type &&
+    (exemption.exemption_status ?? 'active') === (sent.exemption_status ?? 'active') &&
+    exemption.certificate_id === sent.certificate_id &&
+    JSON.stringify(exemption.jurisdictions ?? []) === JSON.stringify(sent.jurisdictions ?? [])
+  );
 }

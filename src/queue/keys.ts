@@ -20,6 +20,8 @@ export interface Keys {
   vatLedger(entityJurisdiction: string, invoiceNumber: string): string;
   /** Set: every VAT ledger entry key (reconcile, status). */
   readonly vatLedgerIndex: string;
+  /** Set: the VAT ledger entry keys of one record. */
+  vatLedgerOfRecord(recordKey: string): string;
   /** Hash: connector id → the source its records were written with (source-change guard). */
   readonly sources: string;
   /** String: the last line of a file `taxsync ingest` committed. */
@@ -37,6 +39,7 @@ export function createKeys(prefix: string): Keys {
     sources: `${prefix}:sources`,
     vatLedger: (ej, invoice) => `${prefix}:vat:${ej}:${encodeURIComponent(invoice)}`,
     vatLedgerIndex: `${prefix}:vat-index`,
+    vatLedgerOfRecord: (recordKey) => `${prefix}:vat-of:${recordKey}`,
     refunds: (invoiceRecordKey) => `${prefix}:refunds:${invoiceRecordKey}`,
     ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
   };

@@ -20,8 +20,11 @@ export interface RecordState {
   waitingSince: number | undefined;
   /** When the current run of failures began. */
   firstFailedAt: string | undefined;
-  /** An exemption create whose answer may have been lost (see the exemption processor). */
-  createPending: boolean;
+  /**
+   * Set while an exemption create's answer may have been lost: the body it sent (JSON), or `1`
+   * when an older version wrote the mark (see the exemption processor).
+   */
+  createPending: string | undefined;
 }
 
 export interface RecordStore {
@@ -67,7 +70,7 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
       taxId: taxId ?? undefined,
       waitingSince: waitingSince ? Number(waitingSince) : undefined,
       firstFailedAt: firstFailedAt ?? undefined,
-      createPending: createPending === '1',
+      createPending: createPending ?? undefined,
     };
   }
   async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date): Promise<number> {

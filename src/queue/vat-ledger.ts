@@ -22,6 +22,8 @@ export const LedgerEntry = z.object({
   attempts: z.number().int(),
   record: z.string().optional(),
   body_hash: z.string().optional(),
+  /** The body last sent (JSON): what an accepted submission said, compared when the invoice changes. */
+  body: z.string().optional(),
   transaction_id: z.string().optional(),
   warnings: z.boolean().optional(),
   reporting_period: z.string().optional(),
@@ -38,7 +40,8 @@ export type BeginResult =
   | { go: true; ambiguous: boolean; attempts: number }
   | { go: false; state: 'confirmed' | 'rejected' | 'busy'; entry: LedgerEntry };
 
-// KEYS[1] entry hash, KEYS[2] index set. ARGV: now ms, lease ms, record, body hash, period, net, vat, currency, iso now.
+// KEYS[1] entry hash, KEYS[2] index set, KEYS[3] the record's own set.
+// ARGV: now ms, lease ms, record, body hash, period, net, vat, currency, iso now, body.
 const BEGIN = `
 local e = redis.call('HMGET', KEYS[1], 'state', 'lease_until', 'ambiguous', 'attempts')
 local state = e[1]
@@ -52,13 +55,15 @@ if state == 'unknown' then ambiguous = true end
 local attempts = tonumber(e[4] or '0') + 1
 redis.call('HSET', KEYS[1], 'state', 'in_flight', 'lease_until', tonumber(ARGV[1]) + tonumber(ARGV[2]),
   'ambiguous', ambiguous and '1' or '0', 'attempts', attempts, 'record', ARGV[3], 'body_hash', ARGV[4],
-  'reporting_period', ARGV[5], 'net', ARGV[6], 'vat', ARGV[7], 'currency', ARGV[8], 'updated_at', ARGV[9])
+  'reporting_period', ARGV[5], 'net', ARGV[6], 'vat', ARGV[7], 'currency', ARGV[8], 'updated_at', ARGV[9], 'body', ARGV[10])
 redis.call('SADD', KEYS[2], KEYS[1])
+redis.call('SADD', KEYS[3], KEYS[1])
 return {'go', ambiguous and '1' or '0', tostring(attempts)}
 `;
 
 export interface SubmissionFacts {
   record: string;
+  body: string;
   bodyHash: string;
   reportingPeriod: string;
   net: string;
@@ -80,6 +85,8 @@ export interface VatLedger {
   get(entityJurisdiction: string, invoiceNumber: string): Promise<LedgerEntry | undefined>;
   /** Every entry (for reconcile and status). */
   entries(): AsyncGenerator<[string, LedgerEntry]>;
+  /** The entries of one record (an invoice split by rate has several). */
+  forRecord(record: string): Promise<LedgerEntry[]>;
 }
 
 export function createVatLedger(redis: Redis, keys: Keys, options: { leaseMs: number; clock?: () => Date }): VatLedger {
@@ -106,9 +113,10 @@ export function createVatLedger(redis: Redis, keys: Keys, options: { leaseMs: nu
       const now = clock();
       const result = (await redis.eval(
         BEGIN,
-        2,
+        3,
         key(ej, invoice),
         keys.vatLedgerIndex,
+        keys.vatLedgerOfRecord(facts.record),
         now.getTime(),
         options.leaseMs,
         facts.record,
@@ -118,6 +126,7 @@ export function createVatLedger(redis: Redis, keys: Keys, options: { leaseMs: nu
         facts.vat,
         facts.currency,
         now.toISOString(),
+        facts.body,
       )) as string[];
       if (result[0] === 'go') return { go: true, ambiguous: result[1] === '1', attempts: Number(result[2]) };
       const entry = parse(await redis.hgetall(key(ej, invoice)))!;
@@ -142,6 +151,11 @@ export function createVatLedger(redis: Redis, keys: Keys, options: { leaseMs: nu
     },
     async get(ej, invoice) {
       return parse(await redis.hgetall(key(ej, invoice)));
+    },
+    async forRecord(record) {
+      const members = await redis.smembers(keys.vatLedgerOfRecord(record));
+      const entries = await Promise.all(members.map(async (member) => parse(await redis.hgetall(member))));
+      return entries.filter((e): e is LedgerEntry => e !== undefined);
     },
     async *entries() {
       let cursor = '0';

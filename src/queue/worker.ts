@@ -16,6 +16,11 @@ export interface RecordWorkerOptions {
   retry: RetryPolicy;
   requeuer: Requeuer;
   logger: Logger;
+  /**
+   * Lock duration of a job and interval of the stalled-job check: a job whose worker died runs
+   * again after about one to three times this. @defaultValue 30000
+   */
+  stalledIntervalMs?: number;
 }
 
 /**
@@ -24,12 +29,15 @@ export interface RecordWorkerOptions {
  * arrived too late to be seen (see Requeuer).
  */
 export function createRecordWorker(options: RecordWorkerOptions): Worker {
+  const stalledIntervalMs = options.stalledIntervalMs ?? 30_000;
   const worker = new Worker(options.queue, options.process, {
     connection: options.connection,
     prefix: options.prefix,
     concurrency: options.concurrency,
     autorun: false,
-    stalledInterval: 30_000,
+    stalledInterval: stalledIntervalMs,
+    // A dead worker's lock must run out before the stalled check can take its job back.
+    lockDuration: stalledIntervalMs,
     // BullMQ honours a manual pause (queue.rateLimit, on a 429) only when a limiter is set; this
     // one is far above any real rate, so it never limits by itself.
     limiter: { max: 1_000_000, duration: 1_000 },

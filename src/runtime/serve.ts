@@ -8,6 +8,7 @@ import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
 import { createProducer } from '../queue/producer.js';
+import { vatEnabled } from '../mapping/index.js';
 import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -27,6 +28,8 @@ export async function startServe(deps: {
   metrics?: Metrics;
   /** Defaults to the configured secrets. */
   secrets?: SecretsById;
+  /** The URL of the built-in emulator this process sends to (`taxsync start`), for /healthz. */
+  emulatorUrl?: string;
 }): Promise<ServeHandle> {
   const { config, logger, lifecycle } = deps;
   const connection = createRedis(deps.redisTarget, 'producer');
@@ -53,13 +56,19 @@ export async function startServe(deps: {
       trace: config.trace,
       deliveryTtlMs: config.webhooks.deliveryTtlMs,
       coalesceDelayMs: config.queue.coalesceDelayMs,
+      vat: vatEnabled(deps.settings.vat),
+      // The attempts of every job come from here (TAXSYNC_MAX_ATTEMPTS), not from the workers.
+      retry: config.queue.retry,
     }),
     logger,
     metrics,
     bodyLimitBytes: config.webhooks.bodyLimitBytes,
     rawBodyLimitBytes: config.webhooks.rawBodyLimitBytes,
     ready: async () => (await connection.ping()) === 'PONG',
-    health: { usesEmulator: config.usesEmulator },
+    health: {
+      usesEmulator: config.usesEmulator || deps.emulatorUrl !== undefined,
+      ...(deps.emulatorUrl === undefined ? {} : { emulatorUrl: deps.emulatorUrl }),
+    },
   });
   // Registered last, so it runs first: stop accepting webhooks before closing Redis.
   lifecycle.onShutdown('http', () => app.close());

@@ -1,5 +1,8 @@
 import type { Worker } from 'bullmq';
-import type { TaxClient } from '../api/index.js';
+import type { TaxClient, VatClient } from '../api/index.js';
+import { vatEnabled } from '../mapping/index.js';
+import { createVatHandler, createVatReferenceData } from '../processors/vat.js';
+import { createVatLedger } from '../queue/vat-ledger.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../observability/logger.js';
@@ -18,8 +21,8 @@ import { createRequeuer } from '../queue/requeue.js';
 import { createRecordWorker } from '../queue/worker.js';
 import type { Lifecycle } from './lifecycle.js';
 
-/** The queues `taxsync work` can run (VAT submissions join with the VAT issue). */
-export const WORKABLE_QUEUES = [QUEUE_NAMES.customers, QUEUE_NAMES.transactions] as const;
+/** The queues `taxsync work` can run; vat-submissions only runs when VAT is configured. */
+export const WORKABLE_QUEUES = [QUEUE_NAMES.customers, QUEUE_NAMES.transactions, QUEUE_NAMES.vatSubmissions] as const;
 export type WorkableQueue = (typeof WORKABLE_QUEUES)[number];
 
 /**
@@ -31,6 +34,7 @@ export async function startWork(deps: {
   settings: Settings;
   redisTarget: string;
   tax: TaxClient;
+  vat: VatClient;
   logger: Logger;
   lifecycle: Lifecycle;
   queues?: readonly WorkableQueue[];
@@ -59,10 +63,17 @@ export async function startWork(deps: {
       return (event, ctx) => (ctx.record.kind === 'exemption' ? exemption(event, ctx) : customer(event, ctx));
     })(),
     transactions: createTransactionHandler({ tax: deps.tax, records, ledger: createRefundLedger(connection, keys), settings: mapping }),
+    'vat-submissions': createVatHandler({
+      vat: deps.vat,
+      ledger: createVatLedger(connection, keys, { leaseMs: config.queue.vat.leaseMs }),
+      settings: deps.settings.vat,
+      reference: createVatReferenceData(deps.vat, deps.settings.vat, { ttlMs: config.queue.vat.referenceTtlMs }),
+    }),
   };
+  const wanted = (deps.queues ?? WORKABLE_QUEUES).filter((name) => name !== QUEUE_NAMES.vatSubmissions || vatEnabled(deps.settings.vat));
 
   const workers: Worker[] = [];
-  for (const name of deps.queues ?? WORKABLE_QUEUES) {
+  for (const name of wanted) {
     const queueName: QueueName = name;
     const worker = createRecordWorker({
       queue: queueName,
@@ -72,6 +83,7 @@ export async function startWork(deps: {
       retry,
       requeuer,
       logger,
+      stalledIntervalMs: config.queue.stalledIntervalMs,
       process: createRecordProcessor({
         queue: queues[queueName],
         handler: handlers[name],
@@ -105,6 +117,6 @@ export async function startWork(deps: {
     return Promise.resolve();
   });
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  logger.info({ queues: deps.queues ?? WORKABLE_QUEUES }, 'workers started');
+  logger.info({ queues: wanted }, 'workers started');
   return workers;
 }

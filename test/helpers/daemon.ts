@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
+import type { Queue } from 'bullmq';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { Secret } from '../../src/config/secret.js';
 import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
 import { CONNECTORS } from '../../src/connectors/registry.js';
-import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
+import type { QueueName } from '../../src/queue/names.js';
 import { createLifecycle, type Lifecycle } from '../../src/runtime/lifecycle.js';
 import { startServe } from '../../src/runtime/serve.js';
 import { startWork } from '../../src/runtime/work.js';
@@ -16,26 +19,16 @@ export const E2E_SECRETS = {
   woocommerce: 'e2e-woocommerce-secret',
   erp: 'whsec_ZTJlLWVycC1zZWNyZXQtZm9yLXRlc3Rz',
 };
+export type E2eConnector = keyof typeof E2E_SECRETS;
 
-export interface Daemon {
-  config: Config;
-  emulator: Emulator & { url: string };
-  api: ApiClients;
-  webhookUrl: string;
-  lifecycle: Lifecycle;
-  post(connector: keyof typeof E2E_SECRETS, body: unknown, headers?: Record<string, string>, contentType?: string): Promise<Response>;
-  stop(): Promise<void>;
-}
-
-/** The daemon as `taxsync start` runs it (webhooks + workers in one process) against an emulator. */
-export async function startDaemon(redisUrl: string, prefix: string, env: Record<string, string> = {}): Promise<Daemon> {
-  const emulator = await startEmulator({ port: 0, host: '127.0.0.1', control: true });
-  const config = loadConfig({
+/** The environment of an e2e daemon (in-process or a `taxsync` child process): fast retries and waits. */
+export function e2eEnv(redisUrl: string, prefix: string, taxApiUrl: string): Record<string, string> {
+  return {
     REDIS_URL: redisUrl,
     TAXSYNC_PREFIX: prefix,
     TAXSYNC_HTTP_HOST: '127.0.0.1',
     TAXSYNC_HTTP_PORT: '0',
-    TAX_API_URL: emulator.url,
+    TAX_API_URL: taxApiUrl,
     TAX_API_CLIENT_ID: DEFAULT_CLIENT.clientId,
     TAX_API_CLIENT_SECRET: DEFAULT_CLIENT.clientSecret,
     SHOPIFY_WEBHOOK_SECRET: E2E_SECRETS.shopify,
@@ -48,8 +41,54 @@ export async function startDaemon(redisUrl: string, prefix: string, env: Record<
     TAXSYNC_BACKOFF_CAP_MS: '200',
     TAXSYNC_SWEEP_INTERVAL_MS: '1000',
     LOG_LEVEL: 'silent',
-    ...env,
+  };
+}
+
+/** POSTs a body to `{baseUrl}/webhooks/{connector}`, signed as the platform would sign it. */
+export async function postSigned(
+  baseUrl: string,
+  connector: E2eConnector,
+  body: unknown,
+  headers: Record<string, string> = {},
+  contentType = 'application/json',
+): Promise<Response> {
+  const raw = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  return fetch(`${baseUrl}/webhooks/${connector}`, {
+    method: 'POST',
+    body: raw,
+    headers: { 'content-type': contentType, ...headers, ...CONNECTORS[connector]!.sign(raw, E2E_SECRETS[connector], new Date()) },
   });
+}
+
+export interface Daemon {
+  config: Config;
+  emulator: Emulator & { url: string };
+  api: ApiClients;
+  webhookUrl: string;
+  lifecycle: Lifecycle;
+  /** The daemon's queues, on a connection of the test's own. */
+  queues: Record<QueueName, Queue>;
+  post(connector: E2eConnector, body: unknown, headers?: Record<string, string>, contentType?: string): Promise<Response>;
+  /** True when no record job is waiting, delayed or running. */
+  idle(): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
+export interface DaemonOptions {
+  /** Settings over e2eEnv()'s. */
+  env?: Record<string, string>;
+  /** Options of the emulator (faults, seed, clients…); its control API is always on. */
+  emulator?: EmulatorOptions;
+  /** Run the workers in this process too. @defaultValue true (false: webhooks only, for tests that run `taxsync work` processes) */
+  work?: boolean;
+  /** Report the emulator's URL on /healthz, as `taxsync start` does for its built-in one (`taxsync demo` needs it). @defaultValue false */
+  emulatorOnHealthz?: boolean;
+}
+
+/** The daemon as `taxsync start` runs it (webhooks + workers in one process) against an emulator. */
+export async function startDaemon(redisUrl: string, prefix: string, options: DaemonOptions = {}): Promise<Daemon> {
+  const emulator = await startEmulator({ ...options.emulator, port: 0, host: '127.0.0.1', control: true });
+  const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env });
   const logger = createLogger({ level: config.logLevel });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
@@ -58,21 +97,36 @@ export async function startDaemon(redisUrl: string, prefix: string, env: Record<
     await api.close();
     await workerApi.close();
   });
-  await startWork({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, tax: workerApi.tax, logger, lifecycle });
-  const served = await startServe({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, logger, lifecycle });
+  const connection = createRedis(redisUrl, 'worker');
+  const queues = createQueues(connection, prefix);
+  lifecycle.onShutdown('test queues', async () => {
+    await closeQueues(queues);
+    connection.disconnect();
+  });
+  if (options.work !== false) {
+    await startWork({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle });
+  }
+  const served = await startServe({
+    config,
+    settings: DEFAULT_SETTINGS,
+    redisTarget: redisUrl,
+    logger,
+    lifecycle,
+    ...(options.emulatorOnHealthz ? { emulatorUrl: emulator.url } : {}),
+  });
   return {
     config,
     emulator,
     api,
     webhookUrl: served.address,
     lifecycle,
-    async post(connector, body, headers = {}, contentType = 'application/json') {
-      const raw = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-      return fetch(`${served.address}/webhooks/${connector}`, {
-        method: 'POST',
-        body: raw,
-        headers: { 'content-type': contentType, ...headers, ...CONNECTORS[connector]!.sign(raw, E2E_SECRETS[connector], new Date()) },
-      });
+    queues,
+    post: (connector, body, headers, contentType) => postSigned(served.address, connector, body, headers, contentType),
+    async idle() {
+      const counts = await Promise.all(
+        [queues.customers, queues.transactions].map((q) => q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children')),
+      );
+      return counts.every((c) => Object.values(c).every((n) => n === 0));
     },
     async stop() {
       await lifecycle.shutdown('test over');

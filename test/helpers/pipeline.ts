@@ -29,7 +29,7 @@ export interface Pipeline {
 export async function createPipeline(
   url: string,
   prefix: string,
-  options: { retry?: RetryPolicy; wait?: WaitPolicy; coalesceDelayMs?: number } = {},
+  options: { retry?: RetryPolicy; wait?: WaitPolicy; coalesceDelayMs?: number; vat?: boolean } = {},
 ): Promise<Pipeline> {
   const retry = options.retry ?? { attempts: 4, baseMs: 20, capMs: 100 };
   const producerConnection = createRedis(url, 'producer');
@@ -47,6 +47,7 @@ export async function createPipeline(
     deliveryTtlMs: 60_000,
     coalesceDelayMs: options.coalesceDelayMs ?? 0,
     retry,
+    vat: options.vat ?? false,
   });
   const requeuer = createRequeuer({ queues, records, retry });
   const workers: Worker[] = [];

@@ -23,6 +23,12 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('info');
   });
 
+  it('reads the stalled-job interval, 30 s unless set, at least 1 s', () => {
+    expect(loadConfig({}).queue.stalledIntervalMs).toBe(30_000);
+    expect(loadConfig({ TAXSYNC_STALLED_INTERVAL_MS: '2000' }).queue.stalledIntervalMs).toBe(2_000);
+    expect(failure({ TAXSYNC_STALLED_INTERVAL_MS: '10' })).toContain('TAXSYNC_STALLED_INTERVAL_MS must be at least 1000');
+  });
+
   it('returns a frozen object', () => {
     const config = loadConfig({});
     expect(Object.isFrozen(config)).toBe(true);

@@ -27,8 +27,16 @@ export function registerDaemonCommands(program: Command): void {
       const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
       for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
       const api = await connectApi(config, logger, lifecycle);
-      await startWork({ config, settings, redisTarget, tax: api.tax, logger, lifecycle });
-      const served = await startServe({ config, settings, redisTarget, logger, lifecycle, secrets });
+      await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle });
+      const served = await startServe({
+        config,
+        settings,
+        redisTarget,
+        logger,
+        lifecycle,
+        secrets,
+        ...(api.emulatorUrl === undefined ? {} : { emulatorUrl: api.emulatorUrl }),
+      });
       const dev = Object.entries(secrets)
         .filter(([id, list]) => list.length > 0 && list[0]?.reveal() === DEV_SECRETS[id])
         .map(([id]) => `${id}=${DEV_SECRETS[id]}`);
@@ -52,6 +60,6 @@ export function registerDaemonCommands(program: Command): void {
       const { config, settings, logger, lifecycle } = boot('work');
       const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
       const api = await connectApi(config, logger, lifecycle);
-      await startWork({ config, settings, redisTarget, tax: api.tax, logger, lifecycle, ...(options.queue ? { queues: options.queue } : {}) });
+      await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, ...(options.queue ? { queues: options.queue } : {}) });
     });
 }

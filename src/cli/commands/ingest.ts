@@ -6,6 +6,7 @@ import { closeQueues, createQueues, createRedis } from '../../queue/connection.j
 import { createDeadLetterStore } from '../../queue/dead-letter.js';
 import { createKeys } from '../../queue/keys.js';
 import { createProducer } from '../../queue/producer.js';
+import { vatEnabled } from '../../mapping/index.js';
 
 function progressBar(done: number, total: number | undefined): void {
   if (!process.stderr.isTTY || !total) return;
@@ -47,6 +48,8 @@ export function registerIngestCommand(program: Command): void {
             trace: config.trace,
             deliveryTtlMs: config.webhooks.deliveryTtlMs,
             coalesceDelayMs: config.queue.coalesceDelayMs,
+            vat: vatEnabled(settings.vat),
+            retry: config.queue.retry,
           }),
           onProgress: progressBar,
         });

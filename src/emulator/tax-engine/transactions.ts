@@ -7,7 +7,7 @@ import { isoNow, today } from '../clock.js';
 import { cursorPage, parsePageQuery } from '../paging.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { sourceKey, type Entry } from '../store.js';
-import { ISO_CURRENCIES } from '../vat/reference-data.js';
+import { ISO_CURRENCIES } from '../../domain/reference/currencies.js';
 import { calculate, type ExemptionEffect } from './calculate.js';
 import { keyFromBody, rejectPathUpserts, upsertInlineCustomer, type CustomerRecord } from './customers.js';
 import { customerExemption, exemptionApplies, type ExemptionScope } from './exemptions.js';

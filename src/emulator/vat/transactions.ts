@@ -5,7 +5,7 @@ import { errorAnswer, mergeFields, ok, type RecordRef } from '../answer.js';
 import { isoNow, today } from '../clock.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { VAT_TRANSACTION_TYPES } from './reference-data.js';
-import { validateVatTransaction } from './validation.js';
+import { validateVatSubmission } from './validation.js';
 
 /** A stored VAT transaction: the request (strings trimmed) plus the service's fields. */
 export type VatTransactionRecord = VatTransactionRequest & {
@@ -32,7 +32,7 @@ export function registerVatTransactionRoutes(ctx: RouteContext): void {
   const types = new Map(VAT_TRANSACTION_TYPES.map((t) => [t.id, t]));
 
   const submit = (body: unknown) => {
-    const result = validateVatTransaction(body, {
+    const result = validateVatSubmission(body, {
       today: today(clock),
       tolerance: settings.vatTolerance,
       types,

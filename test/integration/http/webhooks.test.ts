@@ -174,7 +174,7 @@ describe('POST /webhooks/:connector', () => {
 
   it('serves /healthz, /readyz and /metrics with webhook outcomes', async () => {
     await post({ delivery: 'd-6', events: [event('e-1')] });
-    expect((await app.inject({ method: 'GET', url: '/healthz' })).json()).toMatchObject({ status: 'ok' });
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).json()).toMatchObject({ status: 'ok', api: { kind: 'emulator' } });
     expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toContain('taxsync_webhooks_total{connector="test",outcome="accepted"} 1');

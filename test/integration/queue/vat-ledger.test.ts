@@ -4,7 +4,7 @@ import { createVatLedger } from '../../../src/queue/vat-ledger.js';
 import { useRedis } from '../../helpers/redis.js';
 
 const EJ = '7f3c2a8e-1111-4c1d-9a55-2b6f0c9e0001';
-const facts = { record: 'vat|api|INV-1', bodyHash: 'h1', reportingPeriod: '2026-11-01', net: '100.00', vat: '19.00', currency: 'EUR' };
+const facts = { record: 'vat|api|INV-1', body: '{}', bodyHash: 'h1', reportingPeriod: '2026-11-01', net: '100.00', vat: '19.00', currency: 'EUR' };
 
 describe('VAT ledger', () => {
   const ctx = useRedis();
@@ -50,5 +50,6 @@ describe('VAT ledger', () => {
     const all = [];
     for await (const entry of l.entries()) all.push(entry);
     expect(all).toHaveLength(1);
+    expect(await l.forRecord('vat|api|INV-1')).toHaveLength(1);
   });
 });

@@ -1,29 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { computeBoxes, dueDate } from '../../../src/emulator/vat/filings.js';
-import { VAT_FORMATS, vatNumberProblem } from '../../../src/emulator/vat/reference-data.js';
 import { registrationStatus } from '../../../src/emulator/vat/registrations.js';
 import type { VatTransactionRecord } from '../../../src/emulator/vat/transactions.js';
 import { ENTITY, pluck, useEmulator, vatBody } from './helpers.js';
-
-describe('VAT number formats', () => {
-  it('accepts the example of every EU member state, GB, CH and NO, with or without the prefix', () => {
-    const countries = Object.keys(VAT_FORMATS);
-    expect(countries).toHaveLength(30);
-    for (const [country, format] of Object.entries(VAT_FORMATS)) {
-      expect(vatNumberProblem(format.example, country), country).toBeUndefined();
-      expect(vatNumberProblem(format.example.slice(format.prefix.length), country), country).toBeUndefined();
-    }
-  });
-
-  it('ignores spaces, dots and hyphens, and names the country a number belongs to', () => {
-    expect(vatNumberProblem('CHE-123.456.789 MWST', 'CH')).toBeUndefined();
-    expect(vatNumberProblem('nl 123456789 b01', 'NL')).toBeUndefined();
-    expect(vatNumberProblem('EL123456789', 'GR')).toBeUndefined();
-    expect(vatNumberProblem('ATU12345678', 'DE')).toMatch(/is a AT VAT number, but partner_country is DE/);
-    expect(vatNumberProblem('DE12345678', 'DE')).toMatch(/does not match the DE VAT number format \(for example DE123456789\)/);
-    expect(vatNumberProblem('anything', 'US')).toBeUndefined();
-  });
-});
 
 describe('registration status from dates', () => {
   const day = '2025-03-15';

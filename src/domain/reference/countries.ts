@@ -1,0 +1,25 @@
+/**
+ * ISO 3166-1 alpha-2 and the EU member states: the one copy taxsync's local VAT validation and
+ * the emulator share (so both answer rule 6 of vat-compliance-api.md the same way).
+ */
+
+/** ISO 3166-1 alpha-2, all 249 officially assigned codes (no user-assigned codes such as XK or XI). */
+export const ISO_COUNTRIES: ReadonlySet<string> = new Set(
+  (
+    'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ ' +
+    'CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO ' +
+    'FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE ' +
+    'JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO ' +
+    'MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW ' +
+    'PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM ' +
+    'TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW'
+  ).split(' '),
+);
+
+/** The 27 EU member states by ISO code (Greece is GR here; its VAT prefix EL is in vat-numbers.ts). */
+export const EU_MEMBERS: ReadonlySet<string> = new Set(
+  'AT BE BG CY CZ DE DK EE ES FI FR GR HR HU IE IT LT LU LV MT NL PL PT RO SE SI SK'.split(' '),
+);
+
+export const isIsoCountry = (code: string): boolean => ISO_COUNTRIES.has(code);
+export const isEuMember = (code: string): boolean => EU_MEMBERS.has(code);

@@ -1,0 +1,327 @@
+import { randomInt } from 'node:crypto';
+import { z } from 'zod';
+import { createApiClients, type ApiClients, type Customer, type Exemption, type Transaction } from '../api/index.js';
+import type { Config } from '../config/index.js';
+import { Secret } from '../config/secret.js';
+import type { Settings } from '../config/settings.js';
+import { CONNECTORS } from '../connectors/registry.js';
+import { DECIMAL_PATTERN, Money } from '../domain/money.js';
+import { DEFAULT_CLIENT } from '../emulator/index.js';
+import { found } from '../processors/outcome.js';
+import { DEV_SECRETS, sourceOf } from './connectors.js';
+import { buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation } from './demo-samples.js';
+
+/**
+ * `taxsync demo`: sends signed sample deliveries of every connector to a running daemon and
+ * watches them arrive in its built-in emulator. It refuses any daemon that does not say on
+ * /healthz that it sends to the built-in emulator: sample data never reaches a real tax engine.
+ */
+
+export const DEMO_CONNECTORS: readonly DemoConnector[] = ['shopify', 'stripe', 'woocommerce', 'erp'];
+
+export interface DemoOptions {
+  /** The daemon's base URL, e.g. http://127.0.0.1:8080. */
+  url: string;
+  /** The secret each connector signs with (the daemon's webhook secret for it). */
+  secrets: Readonly<Record<DemoConnector, string>>;
+  /** The source each connector's records carry (the daemon's settings). */
+  sources: Readonly<Record<DemoConnector, string>>;
+  /** How long to wait for every record, from the last delivery. Default 30 s. */
+  deadlineMs?: number;
+  pollIntervalMs?: number;
+  /** Digits that make this run's ids unique; default random. */
+  run?: string;
+  clock?: () => Date;
+  /** Progress lines for people (not printed with --json). */
+  onProgress?: (line: string) => void;
+}
+
+/** One expected record and what the emulator holds for it. */
+export interface DemoRecord {
+  connector: DemoConnector;
+  record: DemoExpectation['record'];
+  source: string;
+  external_id: string;
+  arrived: boolean;
+  /** The tax engine's id of the record. */
+  tax_id?: string;
+  currency?: string;
+  /** The tax engine's final_transaction_amount (absent for a transaction without lines). */
+  amount?: string;
+  /** The tax engine's tax.total_tax. */
+  total_tax?: string;
+  /** Refunds: the original invoice's external id, the linked fraction and the original's id it names. */
+  invoice_external_id?: string;
+  refund_linked_percentage?: string;
+  created_from?: string;
+  /** Refunds: whether created_from is the tax engine id of the invoice the refund belongs to. */
+  linked?: boolean;
+  /** Customers: name and type; exemptions: what they exempt. */
+  detail?: string;
+}
+
+export interface DemoResult {
+  ok: boolean;
+  run: string;
+  daemon: string;
+  emulator: string;
+  deliveries: { connector: DemoConnector; topic: string; status: number; accepted: number }[];
+  records: DemoRecord[];
+  /** One line naming what did not arrive; undefined when everything did. */
+  reason?: string;
+}
+
+/** Thrown when the demo cannot run at all (no daemon, not the emulator, a delivery refused). */
+export class DemoRefused extends Error {
+  override readonly name = 'DemoRefused';
+}
+
+/**
+ * The daemon's URL when none is given: its configured port on loopback (a wildcard listen
+ * address is reachable there), or its configured host.
+ */
+export function defaultDaemonUrl(config: Pick<Config, 'http'>): string {
+  const { host, port } = config.http;
+  const target = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${target.includes(':') ? `[${target}]` : target}:${port}`;
+}
+
+/** What the daemon signs with: the configured secret (the first during a rotation), else the development one. */
+export function demoSecrets(config: Pick<Config, 'webhookSecrets'>): Record<DemoConnector, string> {
+  const configured = config.webhookSecrets as Readonly<Record<string, readonly Secret[] | undefined>>;
+  return Object.fromEntries(
+    DEMO_CONNECTORS.map((id) => [id, configured[id]?.[0]?.reveal() ?? DEV_SECRETS[id] ?? '']),
+  ) as Record<DemoConnector, string>;
+}
+
+export function demoSources(settings: Settings): Record<DemoConnector, string> {
+  return Object.fromEntries(DEMO_CONNECTORS.map((id) => [id, sourceOf(id, settings)])) as Record<DemoConnector, string>;
+}
+
+const Health = z.looseObject({
+  status: z.string(),
+  api: z.union([z.looseObject({ kind: z.string(), url: z.string().optional() }), z.string()]).optional(),
+});
+
+/** The emulator URL the daemon reports, or a refusal saying why the demo will not run against it. */
+export async function emulatorOf(daemonUrl: string): Promise<string> {
+  let response: Response;
+  try {
+    response = await fetch(`${daemonUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code ?? cause?.message ?? (error as Error).message;
+    throw new DemoRefused(`no taxsync daemon answers at ${daemonUrl} (${why}): start one with \`taxsync start\`, or pass --url`);
+  }
+  const parsed = Health.safeParse(await response.json().catch(() => undefined));
+  if (!response.ok || !parsed.success) {
+    throw new DemoRefused(`${daemonUrl}/healthz answered ${response.status} without a taxsync health report: is this a taxsync daemon?`);
+  }
+  const api = parsed.data.api;
+  // Daemons before this report said `"api": "built-in emulator"`, without the emulator's URL.
+  const emulator = typeof api === 'string' ? /emulator/.test(api) : api?.kind === 'emulator';
+  if (!emulator) {
+    throw new DemoRefused(
+      `the daemon at ${daemonUrl} sends to a configured tax engine (TAX_API_URL is set), not the built-in emulator: the demo never sends sample data to a real tax engine`,
+    );
+  }
+  const url = typeof api === 'object' ? api.url : undefined;
+  if (url === undefined) {
+    throw new DemoRefused(
+      `the daemon at ${daemonUrl} does not report the URL of its built-in emulator (is it \`taxsync serve\`, or an older version?): run the demo against \`taxsync start\` of this version with TAX_API_URL unset`,
+    );
+  }
+  return url.replace(/\/+$/, '');
+}
+
+async function send(daemonUrl: string, delivery: DemoDelivery, secret: string, now: Date) {
+  const raw = Buffer.from(JSON.stringify(delivery.body));
+  const headers = { 'content-type': 'application/json', ...delivery.headers, ...CONNECTORS[delivery.connector]!.sign(raw, secret, now) };
+  const what = `${delivery.connector} ${delivery.topic}`;
+  let response: Response;
+  try {
+    response = await fetch(`${daemonUrl}/webhooks/${delivery.connector}`, { method: 'POST', body: raw, headers, signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    throw new DemoRefused(`${what}: the daemon at ${daemonUrl} did not answer (${(error as Error).message})`);
+  }
+  const text = await response.text();
+  const body = (() => {
+    try {
+      return JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  })();
+  if (response.status === 401) {
+    const variable = `${delivery.connector.toUpperCase()}_WEBHOOK_SECRET`;
+    throw new DemoRefused(`${what}: the daemon refused the signature (401): set ${variable} to the secret the daemon uses, or leave it unset on both sides`);
+  }
+  if (response.status === 404) throw new DemoRefused(`${what}: the ${delivery.connector} connector is not enabled on the daemon (404)`);
+  if (response.status !== 202) throw new DemoRefused(`${what}: the daemon answered ${response.status} ${text.slice(0, 200)}`);
+  if (typeof body.dead_lettered === 'number' && body.dead_lettered > 0) {
+    throw new DemoRefused(`${what}: the daemon dead-lettered the sample as INVALID_PAYLOAD (a taxsync bug: the samples should always parse)`);
+  }
+  return { connector: delivery.connector, topic: delivery.topic, status: response.status, accepted: typeof body.accepted === 'number' ? body.accepted : 0 };
+}
+
+/** Reads one expected record from the emulator; `undefined` while it has not arrived. */
+async function lookUp(api: ApiClients, expected: DemoExpectation, source: string, invoiceIds: Map<string, string>): Promise<DemoRecord | undefined> {
+  const base = { connector: expected.connector, record: expected.record, source, external_id: expected.external_id };
+  switch (expected.record) {
+    case 'customer': {
+      const customer = await found(() => api.tax.customers.getByKey(source, expected.external_id));
+      return customer && { ...base, arrived: true, tax_id: customer.id, detail: customerDetail(customer) };
+    }
+    case 'invoice': {
+      const tx = await found(() => api.tax.transactions.getByKey(source, expected.external_id));
+      if (tx) invoiceIds.set(`${source}/${expected.external_id}`, tx.id);
+      return tx && { ...base, ...transactionView(tx) };
+    }
+    case 'refund': {
+      const tx = await found(() => api.tax.transactions.getByKey(source, expected.external_id));
+      if (!tx) return undefined;
+      const invoiceId =
+        invoiceIds.get(`${source}/${expected.invoice_external_id}`) ??
+        (await found(() => api.tax.transactions.getByKey(source, expected.invoice_external_id)))?.id;
+      return {
+        ...base,
+        ...transactionView(tx),
+        invoice_external_id: expected.invoice_external_id,
+        ...(tx.refund_info?.refund_linked_percentage === undefined ? {} : { refund_linked_percentage: tx.refund_info.refund_linked_percentage }),
+        ...(tx.created_from ? { created_from: tx.created_from } : {}),
+        linked: tx.transaction_type === 'refund' && tx.refund_info?.is_refund_linked === true && invoiceId !== undefined && tx.created_from === invoiceId,
+      };
+    }
+    case 'exemption': {
+      const customer = await found(() => api.tax.customers.getByKey(source, expected.customer_external_id));
+      if (!customer) return undefined;
+      let exemption: Exemption | undefined;
+      // Exemptions have no external key in the tax engine: find ours by its customer and certificate.
+      for await (const candidate of api.tax.exemptions.iterate({ limit: 100 })) {
+        if (candidate.customer_id === customer.id && candidate.certificate_id === expected.certificate_id) exemption = candidate;
+      }
+      return exemption && { ...base, arrived: true, tax_id: exemption.id, detail: exemptionDetail(exemption, expected.customer_external_id) };
+    }
+  }
+}
+
+function transactionView(tx: Transaction): Omit<DemoRecord, 'connector' | 'record' | 'source' | 'external_id'> {
+  return {
+    arrived: true,
+    tax_id: tx.id,
+    ...(tx.currency_details?.currency ? { currency: tx.currency_details.currency } : {}),
+    // A refund sent without lines (WooCommerce lists none) has no amount of its own: its fraction says it all.
+    ...(tx.amounts?.final_transaction_amount && (tx.items ?? []).length > 0 ? { amount: tx.amounts.final_transaction_amount } : {}),
+    ...(tx.tax?.total_tax ? { total_tax: tx.tax.total_tax } : {}),
+  };
+}
+
+function customerDetail(customer: Customer): string {
+  return [customer.name, customer.customer_type].filter(Boolean).join(', ');
+}
+
+function exemptionDetail(exemption: Exemption, customerExternalId: string): string {
+  const where = exemption.jurisdictions && exemption.jurisdictions.length > 0 ? `${exemption.country} ${exemption.jurisdictions.join(' ')}` : exemption.country;
+  return `${exemption.exemption_type ?? ''} ${where ?? ''}, ${exemption.exemption_status ?? 'active'}, customer ${customerExternalId}`.trim();
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs the demo against a daemon; throws DemoRefused when it cannot, answers ok: false when records are missing. */
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const clock = options.clock ?? (() => new Date());
+  const daemon = options.url.replace(/\/+$/, '');
+  const emulator = await emulatorOf(daemon);
+  const api = createApiClients({ taxUrl: emulator, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
+  try {
+    // Reach the emulator before sending anything: a daemon on another machine reports a loopback URL.
+    try {
+      await api.tax.customers.list({ limit: 1 });
+    } catch (error) {
+      throw new DemoRefused(`cannot read the emulator at ${emulator} that the daemon reports (${(error as Error).message}): run the demo on the daemon's machine`);
+    }
+    const samples = buildDemoSamples({ run: options.run ?? String(randomInt(100_000_000, 1_000_000_000)), now: clock() });
+    const deliveries = [];
+    for (const delivery of samples.deliveries) {
+      deliveries.push(await send(daemon, delivery, options.secrets[delivery.connector], clock()));
+    }
+    options.onProgress?.(
+      `sent ${deliveries.length} signed deliveries to ${daemon} (run ${samples.run}); waiting for ${samples.expected.length} records in the emulator at ${emulator}`,
+    );
+
+    const deadline = Date.now() + (options.deadlineMs ?? 30_000);
+    const arrived = new Map<DemoExpectation, DemoRecord>();
+    const invoiceIds = new Map<string, string>();
+    let lastError: Error | undefined;
+    for (;;) {
+      for (const expected of samples.expected) {
+        if (arrived.has(expected)) continue;
+        try {
+          const record = await lookUp(api, expected, options.sources[expected.connector], invoiceIds);
+          if (record) arrived.set(expected, record);
+        } catch (error) {
+          lastError = error as Error;
+        }
+      }
+      if (arrived.size === samples.expected.length || Date.now() >= deadline) break;
+      await sleep(options.pollIntervalMs ?? 250);
+    }
+
+    const records = samples.expected.map(
+      (expected): DemoRecord =>
+        arrived.get(expected) ?? {
+          connector: expected.connector,
+          record: expected.record,
+          source: options.sources[expected.connector],
+          external_id: expected.external_id,
+          arrived: false,
+        },
+    );
+    const missing = records.filter((r) => !r.arrived);
+    const unlinked = records.filter((r) => r.record === 'refund' && r.arrived && r.linked !== true);
+    const seconds = Math.round((options.deadlineMs ?? 30_000) / 1000);
+    const names = (list: DemoRecord[]) => list.map((r) => `${r.connector} ${r.record} ${r.external_id}`).join(', ');
+    const problems = [
+      missing.length === 0
+        ? undefined
+        : `${missing.length} of ${records.length} records did not arrive in the emulator within ${seconds} s: ${names(missing)}` +
+          (lastError ? ` (last error: ${lastError.message})` : ''),
+      unlinked.length === 0 ? undefined : `refunds not linked to their invoice: ${names(unlinked)}`,
+    ].filter((p): p is string => p !== undefined);
+    const reason = problems.length === 0 ? undefined : `${problems.join('; ')}; see \`taxsync trace <source> <external_id>\` and the daemon's log`;
+    return { ok: reason === undefined, run: samples.run, daemon, emulator, deliveries, records, ...(reason ? { reason } : {}) };
+  } finally {
+    await api.close();
+  }
+}
+
+/** A refund fraction as the API carries it, with its percentage: `0.3125 (31.25%)`. */
+function fraction(value: string | undefined): string {
+  if (value === undefined || !DECIMAL_PATTERN.test(value)) return value ?? '?';
+  return `${value} (${new Money(value).times(100).toDecimalPlaces(2).toString()}%)`;
+}
+
+/** The table `taxsync demo` prints: one line per record. */
+export function renderDemo(result: DemoResult): string {
+  const header = ['connector', 'record', 'external id', 'tax engine id', 'amount', 'total tax', 'refund of / details'];
+  const rows = result.records.map((r) => [
+    r.connector,
+    r.record,
+    r.external_id,
+    r.arrived ? (r.tax_id ?? '') : 'NOT ARRIVED',
+    r.amount === undefined ? (r.currency ? `${r.currency} (no lines)` : '') : `${r.currency ?? ''} ${r.amount}`.trim(),
+    r.total_tax ?? '',
+    r.record === 'refund' && r.arrived
+      ? `${fraction(r.refund_linked_percentage)} of ${r.invoice_external_id ?? '?'}${r.linked ? '' : ' (NOT LINKED to it)'}`
+      : (r.detail ?? ''),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const arrived = result.records.filter((r) => r.arrived).length;
+  return [
+    line(header),
+    ...rows.map(line),
+    '',
+    `${arrived} of ${result.records.length} records arrived (run ${result.run}); trace one with: taxsync trace <source> <external id>`,
+  ].join('\n');
+}
