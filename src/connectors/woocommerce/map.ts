@@ -275,17 +275,20 @@ function refundData(
 }
 
 /**
- * The order's customer: a registered customer by id; a guest (customer_id 0) by billing email as
- * `guest:<email, lowercased>`, so a returning guest is one customer; no customer when a guest
- * left no email.
+ * The order's customer: a registered customer by id; a guest (customer_id 0) as
+ * `guest-order-<order id>`. Guests are not keyed by email: a record key travels into Redis keys,
+ * logs and dead-letter entries, and an email there is personal data. No customer when a guest
+ * left neither a name nor an email.
  */
 function invoiceCustomer(order: WooOrder): InvoiceCustomer | undefined {
   const email = nonBlank(order.billing?.email);
-  const externalId = order.customer_id !== '0' ? order.customer_id : email ? `guest:${email.toLowerCase()}` : undefined;
-  if (externalId === undefined) return undefined;
+  const name = fullName(order.billing?.first_name, order.billing?.last_name);
+  const guest = order.customer_id === '0';
+  if (guest && email === undefined && name === undefined) return undefined;
+  const externalId = guest ? `guest-order-${order.id}` : order.customer_id;
   return compact<InvoiceCustomer>({
     external_id: externalId,
-    name: fullName(order.billing?.first_name, order.billing?.last_name),
+    name,
     email,
     addresses: addressPair(order.billing, order.shipping),
   });

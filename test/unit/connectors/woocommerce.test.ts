@@ -101,13 +101,16 @@ describe('WooCommerce customers of orders', () => {
     expect(customer).toMatchObject({ external_id: '5', name: 'Bo Berg', email: 'Bo.Berg@Example.com' });
   });
 
-  it('keys a guest (customer_id 0) by lowercased billing email', () => {
-    const customer = wire(parse('order.created', order({ customer_id: 0 })))[0]!.data.customer;
-    expect(customer.external_id).toBe('guest:bo.berg@example.com');
+  it('keys a guest (customer_id 0) by the order, never by the email (record keys reach logs and Redis keys)', () => {
+    const body = order({ customer_id: 0 });
+    const customer = wire(parse('order.created', body))[0]!.data.customer;
+    expect(customer.external_id).toBe(`guest-order-${String((body as { id: unknown }).id)}`);
+    expect(customer.external_id).not.toContain('@');
+    expect(customer.email).toBe('Bo.Berg@Example.com');
   });
 
-  it('sends no customer for a guest without an email, keeping the addresses on the invoice', () => {
-    const data = wire(parse('order.created', order({ customer_id: 0, billing: { ...address, email: '' } })))[0]!.data;
+  it('sends no customer for a guest with neither name nor email, keeping the addresses on the invoice', () => {
+    const data = wire(parse('order.created', order({ customer_id: 0, billing: { ...address, email: '', first_name: '', last_name: '' } })))[0]!.data;
     expect(data.customer).toBeUndefined();
     expect(data.addresses.billing).toEqual({ street: '1 Main St', city: 'Austin', state: 'TX', zip: '78701', country: 'US' });
   });
