@@ -8,7 +8,7 @@ import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
 import type { Keys } from './keys.js';
 import { QUEUE_NAMES, queueForKind, type QueueName } from './names.js';
 import { scriptedMulti, withScripts } from './redis-scripts.js';
-import { BACKOFF_TYPE, DEFAULT_RETRY, type RetryPolicy } from './retry.js';
+import { BACKOFF_TYPE, policyFor, type RetryPolicies, type RetryPolicy } from './retry.js';
 import { traceLine, type TraceSettings } from './trace.js';
 
 export type EventOutcome = 'queued' | 'stale' | 'duplicate';
@@ -51,14 +51,14 @@ export interface ProducerOptions {
   deliveryTtlMs: number;
   /** Delay before a record's job runs, letting a burst settle into one call. */
   coalesceDelayMs: number;
-  retry?: RetryPolicy;
+  retry?: RetryPolicy | RetryPolicies;
   /** VAT submissions are on: transaction events are also queued for the vat-submissions queue. */
   vat?: boolean;
   clock?: () => Date;
 }
 
 /** Job options shared by every record job: the job id IS the record, so a record has one job. */
-export function recordJobOptions(recordKey: string, delayMs: number, retry: RetryPolicy = DEFAULT_RETRY) {
+export function recordJobOptions(recordKey: string, delayMs: number, retry: RetryPolicy) {
   return {
     jobId: recordKey,
     removeOnComplete: true,
@@ -119,7 +119,7 @@ export function createProducer(options: ProducerOptions): Producer {
         const queue = options.queues[queueForKind(key.kind)];
         const data: RecordJobData = { v: RECORD_JOB_VERSION, record: key };
         // BullMQ ignores an add whose job id exists: a waiting job will read the newest state.
-        void new Job(queue, key.kind, data, recordJobOptions(recordKey, options.coalesceDelayMs, options.retry), recordKey).addJob(multi as never);
+        void new Job(queue, key.kind, data, recordJobOptions(recordKey, options.coalesceDelayMs, policyFor(key.kind, options.retry)), recordKey).addJob(multi as never);
         commands += 2;
       };
       for (const event of input.events) {

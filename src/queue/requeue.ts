@@ -4,7 +4,7 @@ import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
 import { queueForKind, type QueueName } from './names.js';
 import { recordJobOptions } from './producer.js';
 import type { RecordStore } from './record-state.js';
-import type { RetryPolicy } from './retry.js';
+import { policyFor, type RetryPolicies, type RetryPolicy } from './retry.js';
 
 export interface Requeuer {
   /** Adds the record's job when it has unapplied events and no job (BullMQ ignores an existing id). */
@@ -22,7 +22,7 @@ export interface Requeuer {
 export function createRequeuer(deps: {
   queues: Readonly<Record<QueueName, Queue>>;
   records: RecordStore;
-  retry?: RetryPolicy;
+  retry?: RetryPolicy | RetryPolicies;
 }): Requeuer {
   async function ensureQueued(record: RecordKey): Promise<boolean> {
     const state = await deps.records.read(record);
@@ -31,7 +31,7 @@ export function createRequeuer(deps: {
     const queue = deps.queues[queueForKind(record.kind)];
     if (await queue.getJob(key)) return false;
     const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
-    await queue.add(record.kind, data, recordJobOptions(key, 0, deps.retry));
+    await queue.add(record.kind, data, recordJobOptions(key, 0, policyFor(record.kind, deps.retry)));
     return true;
   }
   return {

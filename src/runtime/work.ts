@@ -3,6 +3,7 @@ import type { TaxClient, VatClient } from '../api/index.js';
 import { vatEnabled } from '../mapping/index.js';
 import { createVatHandler, createVatReferenceData } from '../processors/vat.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
+import { policyFor } from '../queue/retry.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../observability/logger.js';
@@ -80,7 +81,7 @@ export async function startWork(deps: {
       prefix,
       connection,
       concurrency: config.queue.concurrency[name],
-      retry,
+      retry: policyFor(name === QUEUE_NAMES.vatSubmissions ? 'vat' : 'record', retry),
       requeuer,
       logger,
       stalledIntervalMs: config.queue.stalledIntervalMs,
