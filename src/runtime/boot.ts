@@ -11,10 +11,11 @@ export interface Booted {
 }
 
 /** Config parsed once, a logger, and the one shutdown path wired to SIGTERM/SIGINT. */
-export function boot(name: string): Booted {
+export function boot(name: string, options: { logToStderr?: boolean } = {}): Booted {
   const config = loadConfig();
   const settings = loadSettings(config.configFile);
-  const logger = createLogger({ level: config.logLevel, base: { process: name } });
+  // Commands whose stdout is their answer (`vat … --json`) log to stderr.
+  const logger = createLogger({ level: config.logLevel, base: { process: name }, ...(options.logToStderr ? { destination: process.stderr } : {}) });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
   exitOnSignals(lifecycle, logger);
   if (config.usesEmulator) logger.warn('TAX_API_URL is not set: taxsync talks to the built-in emulator, not a real tax engine');

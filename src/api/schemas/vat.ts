@@ -252,6 +252,11 @@ export const Filing = z.object({
   total_vat_due: DecimalString.optional(),
   total_net: DecimalString.optional(),
   currency: CurrencyCode.optional(),
+  // Not in the spec's field table; read when the service sends them (the emulator does), so
+  // `vat reconcile` compares a filing with its own entity jurisdiction's submissions.
+  entity_jurisdiction: Uuid.optional(),
+  reporting_period_start: IsoDate.optional(),
+  reporting_period_end: IsoDate.optional(),
 });
 export type Filing = z.infer<typeof Filing>;
 

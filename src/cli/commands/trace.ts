@@ -4,6 +4,7 @@ import { createRedis } from '../../queue/connection.js';
 import { createKeys } from '../../queue/keys.js';
 import { createRecordStore } from '../../queue/record-state.js';
 import { readTrace, type TraceEntry } from '../../queue/trace.js';
+import { createVatLedger, type LedgerEntry } from '../../queue/vat-ledger.js';
 import { boot } from '../../runtime/boot.js';
 import { resolveRedis } from '../../runtime/redis.js';
 
@@ -15,6 +16,64 @@ interface RecordView {
   tax_id: string | undefined;
   waiting_since: string | undefined;
   history: TraceEntry[];
+  /** kind `vat` only: its VAT submissions' ledger entries (one per rate after a split). */
+  vat_ledger?: LedgerView[];
+}
+
+interface LedgerView {
+  state: LedgerEntry['state'];
+  invoice_number: string | undefined;
+  entity_jurisdiction: string | undefined;
+  reporting_period: string | undefined;
+  net: string | undefined;
+  vat: string | undefined;
+  currency: string | undefined;
+  attempts: number;
+  ambiguous: boolean;
+  warnings: boolean | undefined;
+  transaction_id: string | undefined;
+  note: string | undefined;
+  updated_at: string | undefined;
+}
+
+/** The ledger keeps the body it sent: the invoice number and entity jurisdiction come from there. */
+function ledgerView(entry: LedgerEntry): LedgerView {
+  let body: { invoice_number?: unknown; entity_jurisdiction?: unknown } = {};
+  try {
+    if (entry.body !== undefined) body = JSON.parse(entry.body) as typeof body;
+  } catch {
+    // an unreadable body leaves both unknown
+  }
+  return {
+    state: entry.state,
+    invoice_number: typeof body.invoice_number === 'string' ? body.invoice_number : undefined,
+    entity_jurisdiction: typeof body.entity_jurisdiction === 'string' ? body.entity_jurisdiction : undefined,
+    reporting_period: entry.reporting_period,
+    net: entry.net,
+    vat: entry.vat,
+    currency: entry.currency,
+    attempts: entry.attempts,
+    ambiguous: entry.ambiguous,
+    warnings: entry.warnings,
+    transaction_id: entry.transaction_id,
+    note: entry.note,
+    updated_at: entry.updated_at,
+  };
+}
+
+function renderLedger(entry: LedgerView): string {
+  const parts = [
+    `VAT ${entry.state}`,
+    entry.invoice_number,
+    entry.entity_jurisdiction ? `entity jurisdiction ${entry.entity_jurisdiction}` : undefined,
+    entry.reporting_period ? `period ${entry.reporting_period}` : undefined,
+    entry.net !== undefined ? `net ${entry.net} vat ${entry.vat ?? '?'} ${entry.currency ?? ''}`.trim() : undefined,
+    `${entry.attempts} attempt(s)`,
+    entry.warnings ? 'with warnings' : undefined,
+    entry.transaction_id ? `transaction ${entry.transaction_id}` : undefined,
+    entry.note,
+  ];
+  return `  ${parts.filter(Boolean).join(' · ')}`;
 }
 
 function render(view: RecordView): string {
@@ -23,7 +82,7 @@ function render(view: RecordView): string {
     const extra = [e.event_id, e.status === undefined ? undefined : `HTTP ${e.status}`, e.code, e.detail].filter(Boolean).join(' · ');
     return `  ${e.at}  ${e.step.padEnd(13)} ${extra}`;
   });
-  return [head, ...lines].join('\n');
+  return [head, ...(view.vat_ledger ?? []).map(renderLedger), ...lines].join('\n');
 }
 
 export function registerTraceCommand(program: Command): void {
@@ -40,11 +99,16 @@ export function registerTraceCommand(program: Command): void {
       try {
         const keys = createKeys(config.redis.prefix);
         const records = createRecordStore(redis, keys);
+        const ledger = createVatLedger(redis, keys, { leaseMs: config.queue.vat.leaseMs });
         const views: RecordView[] = [];
         for (const kind of RECORD_KINDS) {
           const record = { kind, source, external_id: externalId };
-          const [state, history] = await Promise.all([records.read(record), readTrace(redis, keys, recordKeyString(record))]);
-          if (state.seq === 0 && history.length === 0) continue;
+          const [state, history, ledgerEntries] = await Promise.all([
+            records.read(record),
+            readTrace(redis, keys, recordKeyString(record)),
+            kind === 'vat' ? ledger.forRecord(recordKeyString(record)) : Promise.resolve([]),
+          ]);
+          if (state.seq === 0 && history.length === 0 && ledgerEntries.length === 0) continue;
           views.push({
             record,
             newest_event: state.event?.id,
@@ -53,6 +117,7 @@ export function registerTraceCommand(program: Command): void {
             tax_id: state.taxId,
             waiting_since: state.waitingSince ? new Date(state.waitingSince).toISOString() : undefined,
             history,
+            ...(kind === 'vat' ? { vat_ledger: ledgerEntries.map(ledgerView) } : {}),
           });
         }
         if (options.json) process.stdout.write(`${JSON.stringify(views)}\n`);
