@@ -8,6 +8,7 @@ export interface Metrics {
   registry: Registry;
   webhooks: Counter<'connector' | 'outcome'>;
   events: Counter<'connector' | 'outcome'>;
+  vatSubmissions: Counter<'outcome'>;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -25,6 +26,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       name: 'taxsync_events_received_total',
       help: 'Canonical events by connector and outcome (queued, stale, duplicate, rejected)',
       labelNames: ['connector', 'outcome'],
+      registers: [registry],
+    }),
+    vatSubmissions: new Counter({
+      name: 'taxsync_vat_submissions_total',
+      help: 'VAT submission attempts by outcome (accepted, accepted_with_warnings, confirmed_by_duplicate, unknown, released, rejected)',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

@@ -14,6 +14,7 @@ import {
   type VatSettings,
 } from '../mapping/index.js';
 import type { LedgerEntry, VatLedger } from '../queue/vat-ledger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { notSent } from './outcome.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
 
@@ -72,9 +73,12 @@ export function createVatHandler(deps: {
   ledger: VatLedger;
   settings: VatSettings;
   reference: VatReferenceData;
+  /** Counts outcomes (warnings included) when given. */
+  metrics?: Pick<Metrics, 'vatSubmissions'>;
   clock?: () => Date;
 }): RecordHandler {
   const clock = deps.clock ?? (() => new Date());
+  const count = (outcome: string) => deps.metrics?.vatSubmissions.inc({ outcome });
 
   async function submitOne(body: VatTransactionRequest, record: RecordKey, ctx: HandlerContext): Promise<string> {
     const json = JSON.stringify(body);
@@ -96,6 +100,7 @@ export function createVatHandler(deps: {
     try {
       const result = await deps.vat.submitTransaction(body);
       await deps.ledger.confirm(ej, number, { transactionId: result.transaction.id, warnings: result.withWarnings });
+      count(result.withWarnings ? 'accepted_with_warnings' : 'accepted');
       if (result.withWarnings) await ctx.trace({ step: 'answered', status: 200, detail: `VAT ${number} accepted with warnings` });
       return `${number} accepted (${result.status}${result.withWarnings ? ', with warnings' : ''})`;
     } catch (error) {
@@ -106,23 +111,29 @@ export function createVatHandler(deps: {
       if (error.code === 'VAT_DUPLICATE') {
         if (begin.ambiguous) {
           await deps.ledger.confirm(ej, number, { warnings: false, note: 'accepted by an earlier attempt whose answer was lost (duplicate answer)' });
+          count('confirmed_by_duplicate');
           return `${number} was already accepted by an earlier attempt`;
         }
         await deps.ledger.reject(ej, number, error.message);
+        count('rejected');
         throw error;
       }
       if (error.status !== undefined && error.status >= 200 && error.status < 300) {
         // Accepted, but the answer did not match the contract: never send it again.
         await deps.ledger.confirm(ej, number, { warnings: false, note: `accepted; unreadable answer: ${error.message}` });
+        count('accepted');
         return `${number} accepted (answer unreadable)`;
       }
       if (error.ambiguous || error.code === 'API_SERVER_ERROR' || error.code === 'API_TIMEOUT') {
         // It may have been processed: a retry's duplicate answer will tell.
         await deps.ledger.markUnknown(ej, number, error.message);
+        count('unknown');
       } else if (error.retryable) {
         await deps.ledger.release(ej, number, error.message);
+        count('released');
       } else {
         await deps.ledger.reject(ej, number, error.message);
+        count('rejected');
       }
       throw error;
     }

@@ -7,6 +7,7 @@ import { policyFor } from '../queue/retry.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { createCustomerHandler } from '../processors/customer.js';
 import { createExemptionHandler } from '../processors/exemption.js';
 import { createRecordProcessor } from '../processors/record-processor.js';
@@ -37,6 +38,8 @@ export async function startWork(deps: {
   tax: TaxClient;
   vat: VatClient;
   logger: Logger;
+  /** The registry /metrics serves in `start`; `work` alone has none yet. */
+  metrics?: Metrics;
   lifecycle: Lifecycle;
   queues?: readonly WorkableQueue[];
 }): Promise<Worker[]> {
@@ -69,6 +72,7 @@ export async function startWork(deps: {
       ledger: createVatLedger(connection, keys, { leaseMs: config.queue.vat.leaseMs }),
       settings: deps.settings.vat,
       reference: createVatReferenceData(deps.vat, deps.settings.vat, { ttlMs: config.queue.vat.referenceTtlMs }),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
     }),
   };
   const wanted = (deps.queues ?? WORKABLE_QUEUES).filter((name) => name !== QUEUE_NAMES.vatSubmissions || vatEnabled(deps.settings.vat));

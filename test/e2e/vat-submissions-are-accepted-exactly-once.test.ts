@@ -6,6 +6,7 @@ import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../src/emulator
 import { VatSettings } from '../../src/mapping/vat-settings.js';
 import { createVatHandler, createVatReferenceData } from '../../src/processors/vat.js';
 import { createVatLedger } from '../../src/queue/vat-ledger.js';
+import { createMetrics } from '../../src/observability/metrics.js';
 import { ENTITY } from '../unit/emulator/helpers.js';
 import { vatInvoice } from '../unit/mapping/vat-fixtures.js';
 import { createPipeline, eventually, type Pipeline } from '../helpers/pipeline.js';
@@ -37,9 +38,10 @@ describe('VAT submissions under server errors and dropped connections', () => {
   it('accepts every submission once and none twice', async () => {
     const settings = VatSettings.parse({ seller_country: 'DE', registrations: [{ taxable_jurisdiction: 'DE' }], rates: { DE: { standard: '19.00' } } });
     const ledger = createVatLedger(pipeline.producerConnection, pipeline.keys, { leaseMs: 5_000 });
+    const metrics = createMetrics({ defaultMetrics: false });
     await pipeline.startWorker(
       'vat-submissions',
-      createVatHandler({ vat: api.vat, ledger, settings, reference: createVatReferenceData(api.vat, settings, { ttlMs: 60_000 }) }),
+      createVatHandler({ vat: api.vat, ledger, settings, metrics, reference: createVatReferenceData(api.vat, settings, { ttlMs: 60_000 }) }),
       { concurrency: 8 },
     );
     emulator.faults.set(
@@ -80,5 +82,8 @@ describe('VAT submissions under server errors and dropped connections', () => {
     expect(submits.some((e) => e.outcome === 'dropped')).toBe(true);
     // A resend after a dropped answer met the duplicate check and was recorded as accepted.
     expect(submits.some((e) => e.status === 422)).toBe(true);
+    const counted = Object.fromEntries((await metrics.vatSubmissions.get()).values.map((v) => [v.labels.outcome, v.value]));
+    expect((counted.accepted ?? 0) + (counted.accepted_with_warnings ?? 0) + (counted.confirmed_by_duplicate ?? 0)).toBe(COUNT);
+    expect(counted.unknown).toBeGreaterThan(0);
   }, 180_000);
 });

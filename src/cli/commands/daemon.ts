@@ -5,6 +5,7 @@ import { DEV_SECRETS, webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
 import { resolveRedis } from '../../runtime/redis.js';
 import { startServe } from '../../runtime/serve.js';
+import { createMetrics } from '../../observability/metrics.js';
 import { WORKABLE_QUEUES, startWork, type WorkableQueue } from '../../runtime/work.js';
 
 function parseQueues(value: string): WorkableQueue[] {
@@ -27,8 +28,10 @@ export function registerDaemonCommands(program: Command): void {
       const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
       for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
       const api = await connectApi(config, logger, lifecycle);
-      await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle });
+      const metrics = createMetrics();
+      await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
       const served = await startServe({
+        metrics,
         config,
         settings,
         redisTarget,
