@@ -2,10 +2,13 @@ import { Command } from 'commander';
 import { registerConfigCommand } from './commands/config.js';
 import { registerDaemonCommands } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';
+import { registerDlqCommands } from './commands/dlq.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
+import { registerVatCommands } from './commands/vat.js';
 
 export function buildProgram(): Command {
   const program = new Command('taxsync')
@@ -19,5 +22,8 @@ export function buildProgram(): Command {
   registerIngestCommand(program);
   registerTraceCommand(program);
   registerDemoCommand(program);
+  registerDlqCommands(program);
+  registerStatusCommand(program);
+  registerVatCommands(program);
   return program;
 }

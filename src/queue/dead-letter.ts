@@ -62,6 +62,14 @@ export interface DeadLetterStore {
   /** Newest first. */
   list(options?: { offset?: number; limit?: number }): Promise<DeadLetterEntry[]>;
   count(): Promise<number>;
+  /**
+   * Queues the entry's removal on `multi` (so it leaves the queue in the same step as whatever
+   * replaced it). An entry is a plain waiting job with no children: it is taken off the wait (or
+   * paused) list and its hash and logs are deleted. Removing an absent entry does nothing.
+   */
+  removeTo(multi: ChainableCommander, id: string): void;
+  /** Every entry, newest first, read in pages (entries that no longer parse are skipped). */
+  all(pageSize?: number): AsyncGenerator<DeadLetterEntry>;
 }
 
 /** Entries are jobs of the `dead-letter` queue that no worker consumes, so Bull Board shows them too. */
@@ -98,6 +106,25 @@ export function createDeadLetterStore(queue: Queue): DeadLetterStore {
     },
     async count() {
       return queue.getJobCountByTypes('waiting');
+    },
+    removeTo(multi, id) {
+      multi.lrem(queue.toKey('wait'), 0, id);
+      multi.lrem(queue.toKey('paused'), 0, id);
+      multi.del(queue.toKey(id), queue.toKey(`${id}:logs`));
+    },
+    async *all(pageSize = 500) {
+      // Ids first (one cheap read), then the entries page by page: entries added meanwhile are
+      // not seen, entries removed meanwhile are skipped.
+      const ids = await queue.getRanges(['waiting'], 0, -1, false);
+      for (let at = 0; at < ids.length; at += pageSize) {
+        const page = ids.slice(at, at + pageSize);
+        const jobs = await Promise.all(page.map((id) => queue.getJob(id)));
+        for (const found of jobs) {
+          if (!found) continue;
+          const parsed = DeadLetterEntry.safeParse(found.data);
+          if (parsed.success) yield parsed.data;
+        }
+      }
     },
   };
 }

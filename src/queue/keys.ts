@@ -26,6 +26,8 @@ export interface Keys {
   readonly sources: string;
   /** String: the last line of a file `taxsync ingest` committed. */
   ingestCheckpoint(fileId: string): string;
+  /** List: the operators' audit log of dead-letter actions, newest first. */
+  readonly audit: string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -42,5 +44,6 @@ export function createKeys(prefix: string): Keys {
     vatLedgerOfRecord: (recordKey) => `${prefix}:vat-of:${recordKey}`,
     refunds: (invoiceRecordKey) => `${prefix}:refunds:${invoiceRecordKey}`,
     ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
+    audit: `${prefix}:audit`,
   };
 }

@@ -1,5 +1,5 @@
 import { Job, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { TaxsyncError } from '../domain/errors.js';
 import type { CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
@@ -21,6 +21,10 @@ export interface AcceptInput {
   delivery?: { connector: string; id: string };
   /** A progress marker written in the same step (`taxsync ingest` resumes from it). */
   checkpoint?: { key: string; value: string; ttlMs: number };
+  /** Dead-letter entries these events replace (`taxsync dlq replay`), removed in the same step. */
+  removeDeadLetters?: readonly string[];
+  /** Extra writes for the same step (an audit line). */
+  also?: (multi: ChainableCommander) => void;
 }
 
 export interface AcceptResult {
@@ -133,6 +137,8 @@ export function createProducer(options: ProducerOptions): Producer {
       if (input.delivery) {
         multi.set(keys.delivery(input.delivery.connector, input.delivery.id), now.toISOString(), 'PX', options.deliveryTtlMs);
       }
+      for (const id of input.removeDeadLetters ?? []) options.deadLetters.removeTo(multi, id);
+      input.also?.(multi);
       if (input.checkpoint) multi.set(input.checkpoint.key, input.checkpoint.value, 'PX', input.checkpoint.ttlMs);
       const results = await multi.exec();
       if (results === null) throw new Error('Redis transaction was aborted');

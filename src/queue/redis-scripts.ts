@@ -50,7 +50,25 @@ end
 return seq
 `;
 
+// An operator replay of a dead-lettered version (`taxsync dlq replay`). When the newest event held
+// is still the dead-lettered one (same event id ARGV[1]), its version is marked not applied
+// (applied_seq below seq) and the record goes back into the dirty set: the job queued in the same
+// MULTI then sends it. Returns the seq replayed, or 0 when a newer event arrived meanwhile
+// ("superseded": that newer state is sent by its own job, never the old one — invariant 2).
+const REPLAY_MARK = `
+local held = redis.call('HMGET', KEYS[1], 'event_id', 'seq', 'applied_seq')
+if held[1] ~= ARGV[1] then return 0 end
+local seq = tonumber(held[2] or '0')
+if seq <= 0 then return 0 end
+if tonumber(held[3] or '0') >= seq then
+  redis.call('HSET', KEYS[1], 'applied_seq', seq - 1)
+end
+redis.call('SADD', KEYS[2], ARGV[2])
+return seq
+`;
+
 export interface TaxsyncCommands {
+  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventId: string, recordKey: string): Promise<number>;
   taxsyncRecordEvent(
     stateKey: string,
     dirtyKey: string,
@@ -88,6 +106,7 @@ export function withScripts(client: Redis): Scripted {
   if (!defined.has(client)) {
     client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 4, lua: RECORD_EVENT });
     client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 2, lua: MARK_APPLIED });
+    client.defineCommand('taxsyncReplayMark', { numberOfKeys: 2, lua: REPLAY_MARK });
     defined.add(client);
   }
   return client as Scripted;

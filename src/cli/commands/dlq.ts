@@ -1,0 +1,254 @@
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import type { DeadLetterEntry } from '../../queue/dead-letter.js';
+import { boot } from '../../runtime/boot.js';
+import {
+  discardEntries,
+  dlqStats,
+  entriesById,
+  exportEntries,
+  listEntries,
+  replayEntries,
+  replayLeavesQueue,
+  selectEntries,
+  type DlqDeps,
+  type ReplaySummary,
+  type Selection,
+} from '../../runtime/dlq.js';
+import { describeTally, entrySubject, isEmptyFilter, parseFilter, renderTable, tally, type DlqFilterOptions } from '../../runtime/dlq-filter.js';
+import { openDlq } from '../../runtime/dlq-open.js';
+
+interface Common extends DlqFilterOptions {
+  json?: boolean;
+  actor?: string;
+}
+
+/** Boots, opens Redis, runs `fn`, releases everything (errors then reach exitWith through main.ts). */
+async function run(name: string, options: Common, fn: (deps: DlqDeps) => Promise<void>): Promise<void> {
+  // Logs go to stderr: stdout is the answer (tables, --json, export lines).
+  const booted = boot(`dlq ${name}`, { logToStderr: true });
+  try {
+    const opened = await openDlq(booted, options.actor ? { actor: options.actor } : {});
+    try {
+      await fn(opened.deps);
+    } finally {
+      await opened.close();
+    }
+  } finally {
+    await booted.lifecycle.shutdown(`dlq ${name} finished`);
+  }
+}
+
+const int = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number`);
+  return n;
+};
+
+function filterOptions(command: Command): Command {
+  return command
+    .option('--queue <queue>', 'customers, transactions, vat-submissions or ingest')
+    .option('--code <code>', 'error code, e.g. API_INVALID')
+    .option('--source <source>', "the record's source (or the connector of an unreadable delivery)")
+    .option('--external-id <id>', "the record's external id")
+    .option('--since <iso>', 'last failure at or after (ISO 8601 date or date-time with zone)')
+    .option('--until <iso>', 'last failure before (ISO 8601)')
+    .option('--text <text>', 'text anywhere in the entry (case-insensitive)');
+}
+
+/** The entries named by id, or chosen by the filter; ids not found are an error. */
+async function choose(deps: DlqDeps, ids: readonly string[], options: Common, requireCriteria: boolean): Promise<{ entries: DeadLetterEntry[]; selection: Selection }> {
+  const filter = parseFilter(options);
+  if (ids.length > 0) {
+    if (!isEmptyFilter(filter)) throw new Error('give entry ids or filters, not both');
+    const { entries, missing } = await entriesById(deps, ids);
+    if (missing.length > 0) throw new Error(`no dead-letter entry ${missing.join(', ')}`);
+    return { entries, selection: { ids } };
+  }
+  if (requireCriteria && isEmptyFilter(filter)) throw new Error('name entry ids or give at least one filter (--queue, --code, --source, …)');
+  return { entries: await selectEntries(deps, filter), selection: { filter } };
+}
+
+/** Asks on a terminal; without one, only --yes proceeds. */
+async function confirmed(question: string, yes: boolean | undefined): Promise<boolean> {
+  if (yes) return true;
+  if (!process.stdin.isTTY || !process.stderr.isTTY) throw new Error('not a terminal: add --yes to proceed without a prompt');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+function progress(done: number, total: number): void {
+  if (!process.stderr.isTTY || total < 20) return;
+  process.stderr.write(`\r${done}/${total} entries`);
+  if (done === total) process.stderr.write('\n');
+}
+
+function renderEntry(e: DeadLetterEntry): string {
+  const lines = [
+    `entry ${e.id} (v${e.v})`,
+    `  queue       ${e.queue}`,
+    `  subject     ${entrySubject(e)}`,
+    `  error       ${e.error.code}${e.error.retryable ? ' (retryable class)' : ''}: ${e.error.message}`,
+  ];
+  for (const [field, messages] of Object.entries(e.error.fields ?? {})) lines.push(`    ${field}: ${messages.join('; ')}`);
+  lines.push(`  attempts    ${e.attempts}`, `  first fail  ${e.first_failed_at}`, `  last fail   ${e.last_failed_at}`);
+  if (e.event !== null) lines.push('  event', ...JSON.stringify(e.event, null, 2).split('\n').map((l) => `    ${l}`));
+  if (e.http) {
+    lines.push(`  request     ${e.http.request.method} ${e.http.request.url}`);
+    if (e.http.request.body !== undefined) lines.push(`    ${e.http.request.body}`);
+    if (e.http.response) {
+      lines.push(`  response    ${e.http.response.status}`);
+      for (const [name, value] of Object.entries(e.http.response.headers ?? {})) lines.push(`    ${name}: ${value}`);
+      if (e.http.response.body !== undefined) lines.push(`    ${e.http.response.body}`);
+    }
+  }
+  if (e.raw) {
+    const r = e.raw;
+    lines.push(
+      `  delivery    ${r.connector}${r.topic ? ` ${r.topic}` : ''}${r.delivery_id ? ` id ${r.delivery_id}` : ''}${r.content_type ? ` (${r.content_type})` : ''}, received ${r.received_at}`,
+      `  raw body${r.body_truncated ? ' (truncated)' : ''}`,
+      `    ${r.body}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function renderReplay(summary: ReplaySummary): string {
+  const counts = Object.entries(summary.counts)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
+  const lines = summary.results.map((r) => `  ${r.id}  ${r.outcome}${replayLeavesQueue(r.outcome) ? '' : ' (kept)'}: ${r.detail}`);
+  return [counts || 'nothing replayed', ...lines].join('\n');
+}
+
+export function registerDlqCommands(program: Command): void {
+  const dlq = program.command('dlq').description('review the dead-letter queue: list, show, replay, discard, export, audit');
+
+  filterOptions(dlq.command('list').description('entries, newest first'))
+    .option('--limit <n>', 'at most this many (default 50)', int('limit'), 50)
+    .option('--offset <n>', 'skip this many', int('offset'), 0)
+    .option('--json', 'machine-readable output')
+    .action(async (options: Common & { limit: number; offset: number }) => {
+      await run('list', options, async (deps) => {
+        const page = await listEntries(deps, parseFilter(options), { offset: options.offset, limit: options.limit });
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(page)}\n`);
+          return;
+        }
+        const rows = page.entries.map((e) => [e.id, e.last_failed_at, e.queue, e.error.code, entrySubject(e), e.error.message.slice(0, 80)]);
+        process.stdout.write(`${renderTable(['ID', 'LAST FAILED', 'QUEUE', 'CODE', 'SUBJECT', 'MESSAGE'], rows)}\n`);
+        process.stdout.write(`${page.entries.length} of ${page.total} shown${page.offset > 0 ? ` (from ${page.offset})` : ''}\n`);
+      });
+    });
+
+  dlq
+    .command('stats')
+    .description('entry counts by queue and error code')
+    .option('--json', 'machine-readable output')
+    .action(async (options: Common) => {
+      await run('stats', options, async (deps) => {
+        const stats = await dlqStats(deps);
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(stats)}\n`);
+          return;
+        }
+        const rows = (counts: Record<string, number>) => Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => [k, String(n)]);
+        process.stdout.write(`${stats.total} entries\n\n${renderTable(['QUEUE', 'ENTRIES'], rows(stats.by_queue))}\n\n${renderTable(['CODE', 'ENTRIES'], rows(stats.by_code))}\n`);
+      });
+    });
+
+  dlq
+    .command('show')
+    .argument('<id>', 'entry id')
+    .description('one entry: error and field errors, HTTP exchange, attempts, times, event or raw delivery')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, options: Common) => {
+      await run('show', options, async (deps) => {
+        const entry = await deps.deadLetters.get(id);
+        if (!entry) throw new Error(`no dead-letter entry ${id}`);
+        process.stdout.write(options.json ? `${JSON.stringify(entry)}\n` : `${renderEntry(entry)}\n`);
+      });
+    });
+
+  filterOptions(dlq.command('export').description('entries as JSON lines on stdout (audited)'))
+    .argument('[ids...]', 'entry ids (default: every entry the filters match)')
+    .option('--actor <name>', 'who is acting, for the audit log (default: the OS user)')
+    .action(async (ids: string[], options: Common) => {
+      await run('export', options, async (deps) => {
+        const { entries, selection } = await choose(deps, ids, options, false);
+        const count = await exportEntries(deps, entries, selection, (line) => process.stdout.write(line));
+        process.stderr.write(`${count} entries exported\n`);
+      });
+    });
+
+  filterOptions(dlq.command('discard').description('remove entries for good (plan first; audited)'))
+    .argument('[ids...]', 'entry ids (or filters)')
+    .option('--yes', 'do not ask (required when not on a terminal)')
+    .option('--actor <name>', 'who is acting, for the audit log (default: the OS user)')
+    .option('--json', 'machine-readable output')
+    .action(async (ids: string[], options: Common & { yes?: boolean }) => {
+      await run('discard', options, async (deps) => {
+        const { entries, selection } = await choose(deps, ids, options, true);
+        const plan = tally(entries);
+        if (!options.json) process.stderr.write(`plan: discard ${describeTally(plan)}\n`);
+        if (entries.length === 0 || !(await confirmed(`Discard ${entries.length} entries?`, options.yes))) {
+          if (options.json) process.stdout.write(`${JSON.stringify({ plan, discarded: 0 })}\n`);
+          else process.stdout.write('nothing discarded\n');
+          return;
+        }
+        const discarded = await discardEntries(deps, entries, selection);
+        process.stdout.write(options.json ? `${JSON.stringify({ plan, discarded })}\n` : `${discarded} entries discarded\n`);
+      });
+    });
+
+  filterOptions(dlq.command('replay').description('send entries again, safely (plan first; audited); see docs/operations.md'))
+    .argument('[ids...]', 'entry ids (default: every entry the filters match)')
+    .option('--yes', 'do not ask (required when not on a terminal)')
+    .option('--dry-run', 'print the plan only')
+    .option('--actor <name>', 'who is acting, for the audit log (default: the OS user)')
+    .option('--json', 'machine-readable output')
+    .action(async (ids: string[], options: Common & { yes?: boolean; dryRun?: boolean }) => {
+      await run('replay', options, async (deps) => {
+        const { entries, selection } = await choose(deps, ids, options, false);
+        const plan = tally(entries);
+        if (options.dryRun || entries.length === 0) {
+          process.stdout.write(options.json ? `${JSON.stringify({ plan, dry_run: true })}\n` : `plan: replay ${describeTally(plan)}\n`);
+          return;
+        }
+        if (!options.json) process.stderr.write(`plan: replay ${describeTally(plan)}\n`);
+        if (!(await confirmed(`Replay ${entries.length} entries?`, options.yes))) {
+          process.stdout.write(options.json ? `${JSON.stringify({ plan, replayed: false })}\n` : 'nothing replayed\n');
+          return;
+        }
+        const actor = deps.audit.actor;
+        const summary = await replayEntries(deps, entries, { actor, selection, onProgress: progress });
+        process.stdout.write(options.json ? `${JSON.stringify({ plan, ...summary })}\n` : `${renderReplay(summary)}\n`);
+        if (summary.counts['still-invalid'] + summary.counts.skipped > 0) process.exitCode = 2;
+      });
+    });
+
+  dlq
+    .command('audit')
+    .description('who replayed, discarded or exported what, newest first')
+    .option('--limit <n>', 'at most this many (default 50)', int('limit'), 50)
+    .option('--json', 'machine-readable output')
+    .action(async (options: Common & { limit: number }) => {
+      await run('audit', options, async (deps) => {
+        const entries = await deps.audit.list(options.limit);
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(entries)}\n`);
+          return;
+        }
+        const which = (e: (typeof entries)[number]) =>
+          e.ids ? e.ids.join(' ') : e.filter && Object.keys(e.filter).length > 0 ? Object.entries(e.filter).map(([k, v]) => `--${k.replace('_', '-')} ${v}`).join(' ') : '(all)';
+        const rows = entries.map((e) => [e.at, e.actor, e.action, String(e.count), which(e), e.outcome]);
+        process.stdout.write(`${renderTable(['AT', 'ACTOR', 'ACTION', 'COUNT', 'ENTRIES', 'OUTCOME'], rows)}\n`);
+      });
+    });
+}
