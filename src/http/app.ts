@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { registerWebhookRoutes, type WebhookDeps } from './webhooks.js';
@@ -28,10 +28,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
     return503OnClosing: true,
+    // A path no route can match (bad escapes, an over-long segment) is a 404 like any unknown
+    // connector, not fastify's 400/414 (docs/connectors.md lists what the routes answer).
+    frameworkErrors: (_error, request, reply) => {
+      void (reply as FastifyReply).code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]?.slice(0, 200)}` });
+    },
   });
 
-  app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, _request, reply) => {
+  app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, request, reply) => {
     const status = error.statusCode ?? 500;
+    // Outside the webhook routes the default body parsers still run: a body they refuse on a path
+    // with no route is still a 404.
+    if (request.is404 && status < 500 && status !== 413) {
+      return reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+    }
     if (status >= 500) deps.logger.error({ err: error }, 'request failed');
     const code = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status >= 500 ? 'internal' : 'bad_request';
     const message = status === 413 ? `body exceeds the limit of ${deps.bodyLimitBytes} bytes` : status >= 500 ? 'internal error' : error.message;

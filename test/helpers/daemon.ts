@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Queue } from 'bullmq';
+import type { DestinationStream } from 'pino';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { Secret } from '../../src/config/secret.js';
@@ -83,13 +84,18 @@ export interface DaemonOptions {
   work?: boolean;
   /** Report the emulator's URL on /healthz, as `taxsync start` does for its built-in one (`taxsync demo` needs it). @defaultValue false */
   emulatorOnHealthz?: boolean;
+  /** Where the daemon's logs go (at `LOG_LEVEL`, silent unless `env` sets it). @defaultValue stdout */
+  logDestination?: DestinationStream;
+  /** Runs on the listening emulator before the daemon starts (to observe or wrap its parts). */
+  onEmulator?: (emulator: Emulator & { url: string }) => void;
 }
 
 /** The daemon as `taxsync start` runs it (webhooks + workers in one process) against an emulator. */
 export async function startDaemon(redisUrl: string, prefix: string, options: DaemonOptions = {}): Promise<Daemon> {
   const emulator = await startEmulator({ ...options.emulator, port: 0, host: '127.0.0.1', control: true });
+  options.onEmulator?.(emulator);
   const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env });
-  const logger = createLogger({ level: config.logLevel });
+  const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
   const workerApi = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
