@@ -47,6 +47,12 @@ export const DeadLetterEntry = z.object({
     })
     .optional(),
   attempts: z.number().int().nonnegative(),
+  /** `dlq edit`: the event as dead-lettered, kept the first time the entry is edited. */
+  event_original: z.unknown().optional(),
+  /** `dlq edit` of a kept delivery: the body as received, kept the first time it is edited. */
+  raw_body_original: z.string().optional(),
+  /** `dlq edit`: the last edit (who, when) and how many there were. */
+  edited: z.object({ at: z.string(), actor: z.string(), count: z.number().int().positive() }).optional(),
   first_failed_at: z.string(),
   last_failed_at: z.string(),
 });
@@ -68,6 +74,8 @@ export interface DeadLetterStore {
    * paused) list and its hash and logs are deleted. Removing an absent entry does nothing.
    */
   removeTo(multi: ChainableCommander, id: string): void;
+  /** Removes the entries in one transaction (absent ones are ignored). */
+  remove(ids: readonly string[]): Promise<void>;
   /** Every entry, newest first, read in pages (entries that no longer parse are skipped). */
   all(pageSize?: number): AsyncGenerator<DeadLetterEntry>;
 }
@@ -79,6 +87,11 @@ export function createDeadLetterStore(queue: Queue): DeadLetterStore {
   }
   function job(entry: DeadLetterEntry): Job {
     return new Job(queue, entry.error.code, entry, { jobId: entry.id, removeOnComplete: false, removeOnFail: false }, entry.id);
+  }
+  function removeTo(multi: ChainableCommander, id: string): void {
+    multi.lrem(queue.toKey('wait'), 0, id);
+    multi.lrem(queue.toKey('paused'), 0, id);
+    multi.del(queue.toKey(id), queue.toKey(`${id}:logs`));
   }
   return {
     addTo(multi, entry) {
@@ -107,10 +120,15 @@ export function createDeadLetterStore(queue: Queue): DeadLetterStore {
     async count() {
       return queue.getJobCountByTypes('waiting');
     },
-    removeTo(multi, id) {
-      multi.lrem(queue.toKey('wait'), 0, id);
-      multi.lrem(queue.toKey('paused'), 0, id);
-      multi.del(queue.toKey(id), queue.toKey(`${id}:logs`));
+    removeTo,
+    async remove(ids) {
+      if (ids.length === 0) return;
+      const client = (await queue.backend.client) as unknown as { multi(): ChainableCommander };
+      const multi = client.multi();
+      for (const id of ids) removeTo(multi, id);
+      const results = await multi.exec();
+      if (results === null) throw new Error('Redis transaction was aborted');
+      for (const [error] of results) if (error) throw error;
     },
     async *all(pageSize = 500) {
       // Ids first (one cheap read), then the entries page by page: entries added meanwhile are

@@ -55,11 +55,18 @@ return seq
 // (applied_seq below seq) and the record goes back into the dirty set: the job queued in the same
 // MULTI then sends it. Returns the seq replayed, or 0 when a newer event arrived meanwhile
 // ("superseded": that newer state is sent by its own job, never the old one — invariant 2).
+// ARGV[3], when not empty, is an operator-edited version of that same event (`dlq edit`; same id,
+// record and occurred_at): it replaces the held event only while the id still matches, so the
+// edit becomes the newest version and never overwrites a newer event. ARGV[1] empty (`--remap`)
+// means "whatever is newest": that version is marked not applied, whichever event it is.
 const REPLAY_MARK = `
 local held = redis.call('HMGET', KEYS[1], 'event_id', 'seq', 'applied_seq')
-if held[1] ~= ARGV[1] then return 0 end
+if ARGV[1] ~= '' and held[1] ~= ARGV[1] then return 0 end
 local seq = tonumber(held[2] or '0')
 if seq <= 0 then return 0 end
+if ARGV[3] ~= nil and ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'event', ARGV[3])
+end
 if tonumber(held[3] or '0') >= seq then
   redis.call('HSET', KEYS[1], 'applied_seq', seq - 1)
 end
@@ -68,7 +75,8 @@ return seq
 `;
 
 export interface TaxsyncCommands {
-  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventId: string, recordKey: string): Promise<number>;
+  /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event. */
+  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventId: string, recordKey: string, editedEventJson: string): Promise<number>;
   taxsyncRecordEvent(
     stateKey: string,
     dirtyKey: string,

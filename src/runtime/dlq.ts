@@ -111,8 +111,10 @@ export async function discardEntries(deps: Pick<DlqDeps, 'queues' | 'deadLetters
 // Replay
 
 export type ReplayOutcome =
-  /** The dead-lettered version is queued again; the entry is gone. */
+  /** The dead-lettered version (or its `dlq edit`ed form) is queued again; the entry is gone. */
   | 'replayed'
+  /** `--remap`: the record's latest known state is queued (whatever version it is); the entry is gone. */
+  | 'remapped'
   /** A newer event of the record was received meanwhile: it is (or will be) sent by its own job; the entry is gone. */
   | 'superseded'
   /** An unreadable delivery now parses: its events are queued; the entry is gone. */
@@ -137,7 +139,7 @@ export interface ReplaySummary {
   counts: Record<ReplayOutcome, number>;
 }
 
-const REMOVED: readonly ReplayOutcome[] = ['replayed', 'superseded', 'accepted', 'ignored'];
+const REMOVED: readonly ReplayOutcome[] = ['replayed', 'remapped', 'superseded', 'accepted', 'ignored'];
 
 export function replayLeavesQueue(outcome: ReplayOutcome): boolean {
   return REMOVED.includes(outcome);
@@ -210,7 +212,21 @@ async function execOrThrow(multi: { exec(): Promise<[Error | null, unknown][] | 
   return results;
 }
 
-async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: RecordKey, actor: string): Promise<ReplayResult> {
+/**
+ * A rejected VAT submission goes back to pending so the resend passes through the ledger; a
+ * confirmed one stays confirmed and is never resent (invariant 5). Safe to repeat.
+ */
+async function reopenRejected(deps: DlqDeps, recordKey: string): Promise<void> {
+  for (const ledgerEntry of await deps.ledger.forRecord(recordKey)) {
+    if (ledgerEntry.state !== 'rejected' || ledgerEntry.body === undefined) continue;
+    const body = JSON.parse(ledgerEntry.body) as { entity_jurisdiction?: unknown; invoice_number?: unknown };
+    if (typeof body.entity_jurisdiction === 'string' && typeof body.invoice_number === 'string') {
+      await deps.ledger.reopen(body.entity_jurisdiction, body.invoice_number);
+    }
+  }
+}
+
+async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: RecordKey, actor: string, remap: boolean): Promise<ReplayResult> {
   const clock = deps.clock ?? (() => new Date());
   const id = entry.id;
   const queueName = entry.queue as QueueName;
@@ -218,13 +234,28 @@ async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: 
     return { id, outcome: 'skipped', detail: `queue "${entry.queue}" does not carry ${record.kind} records` };
   }
   const eventId = eventIdOf(entry.event);
-  if (eventId === undefined) return { id, outcome: 'skipped', detail: 'the entry keeps no event to replay' };
+  if (eventId === undefined && !remap) return { id, outcome: 'skipped', detail: 'the entry keeps no event to replay' };
   const recordKey = recordKeyString(record);
   const state = await deps.records.read(record);
   const held = heldEventId(state.eventJson);
   const queue = deps.queues[queueName];
   const client = withScripts((await queue.backend.client) as unknown as Redis);
   const multi = scriptedMulti(client);
+
+  if (remap) {
+    // The record's latest known state, whichever version it is (also when a newer event superseded
+    // the entry): it is marked not applied and its job queued, with the entry's removal, in ONE step.
+    if (held === undefined || state.seq <= 0) return { id, outcome: 'skipped', detail: 'the record has no latest state to rebuild the job from' };
+    if (queueName === QUEUE_NAMES.vatSubmissions) await reopenRejected(deps, recordKey);
+    multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, '', recordKey, '');
+    const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
+    void new Job(queue, record.kind, data, recordJobOptions(recordKey, 0, policyFor(record.kind, deps.retry)), recordKey).addJob(multi as never);
+    deps.deadLetters.removeTo(multi, id);
+    appendTrace(multi, deps.keys, recordKey, { at: clock().toISOString(), step: 'replayed', event_id: held, detail: `entry ${id} (${entry.error.code}) remapped to the latest state by ${actor}` }, deps.trace);
+    const results = await execOrThrow(multi);
+    if (!(Number(results[0]?.[1]) > 0)) return { id, outcome: 'superseded', detail: 'the record state is gone' };
+    return { id, outcome: 'remapped', detail: `${record.kind} ${record.source}/${record.external_id} queued on ${queueName} from its latest state (event ${held})` };
+  }
 
   if (held !== eventId) {
     // A newer event was received (or the state is gone): the newest state wins (invariant 2) and
@@ -235,30 +266,24 @@ async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: 
     return { id, outcome: 'superseded', detail: held ? `a newer event (${held}) was received; it is sent instead` : 'the record state is gone' };
   }
 
-  if (queueName === QUEUE_NAMES.vatSubmissions) {
-    // A rejected submission goes back to pending so the resend passes through the ledger; a
-    // confirmed one stays confirmed and is never resent (invariant 5). Safe to repeat.
-    for (const ledgerEntry of await deps.ledger.forRecord(recordKey)) {
-      if (ledgerEntry.state !== 'rejected' || ledgerEntry.body === undefined) continue;
-      const body = JSON.parse(ledgerEntry.body) as { entity_jurisdiction?: unknown; invoice_number?: unknown };
-      if (typeof body.entity_jurisdiction === 'string' && typeof body.invoice_number === 'string') {
-        await deps.ledger.reopen(body.entity_jurisdiction, body.invoice_number);
-      }
-    }
-  }
+  if (queueName === QUEUE_NAMES.vatSubmissions) await reopenRejected(deps, recordKey);
 
   // One transaction: the version marked not applied, the record's job, the entry's removal. An
   // interrupted replay did all of it or none; a second replay finds the entry gone.
-  multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, eventId, recordKey);
+  // An edited entry (`dlq edit`) sends its edited event: the script writes it as the record's
+  // newest version, only while the held event is still the dead-lettered one (same id).
+  const editedJson = entry.edited ? JSON.stringify(entry.event) : '';
+  const how = entry.edited ? 'edited and replayed' : 'replayed';
+  multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, eventId!, recordKey, editedJson);
   const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
   void new Job(queue, record.kind, data, recordJobOptions(recordKey, 0, policyFor(record.kind, deps.retry)), recordKey).addJob(multi as never);
   deps.deadLetters.removeTo(multi, id);
-  appendTrace(multi, deps.keys, recordKey, { at: clock().toISOString(), step: 'replayed', event_id: eventId, detail: `entry ${id} (${entry.error.code}) replayed by ${actor}` }, deps.trace);
+  appendTrace(multi, deps.keys, recordKey, { at: clock().toISOString(), step: 'replayed', event_id: eventId, detail: `entry ${id} (${entry.error.code}) ${how} by ${actor}` }, deps.trace);
   const results = await execOrThrow(multi);
   const seq = Number(results[0]?.[1]);
   // A newer event that landed between the read and the transaction: the script left the state alone.
   if (!(seq > 0)) return { id, outcome: 'superseded', detail: 'a newer event was received meanwhile; it is sent instead' };
-  return { id, outcome: 'replayed', detail: `${record.kind} ${record.source}/${record.external_id} queued on ${queueName}` };
+  return { id, outcome: 'replayed', detail: `${record.kind} ${record.source}/${record.external_id} queued on ${queueName}${entry.edited ? ' (edited event)' : ''}` };
 }
 
 async function replayIngestEntry(deps: DlqDeps, entry: DeadLetterEntry, raw: NonNullable<DeadLetterEntry['raw']>): Promise<ReplayResult> {
@@ -280,11 +305,12 @@ async function replayIngestEntry(deps: DlqDeps, entry: DeadLetterEntry, raw: Non
 }
 
 /** Replays one entry (see docs/operations.md, "Replaying entries"). */
-export async function replayEntry(deps: DlqDeps, entry: DeadLetterEntry, actor: string): Promise<ReplayResult> {
+export async function replayEntry(deps: DlqDeps, entry: DeadLetterEntry, actor: string, options: { remap?: boolean } = {}): Promise<ReplayResult> {
   // Re-read: it may have been replayed or discarded since the plan was made.
   const current = await deps.deadLetters.get(entry.id);
   if (!current) return { id: entry.id, outcome: 'gone', detail: 'no longer in the dead-letter queue' };
-  if (current.record) return replayWorkerEntry(deps, current, current.record, actor);
+  if (current.record) return replayWorkerEntry(deps, current, current.record, actor, options.remap ?? false);
+  if (options.remap) return { id: entry.id, outcome: 'skipped', detail: '--remap needs a record, and an unreadable delivery has none; replay it without --remap' };
   if (current.raw) return replayIngestEntry(deps, current, current.raw);
   return { id: entry.id, outcome: 'skipped', detail: 'the entry has neither a record nor a kept delivery' };
 }
@@ -292,13 +318,13 @@ export async function replayEntry(deps: DlqDeps, entry: DeadLetterEntry, actor: 
 export async function replayEntries(
   deps: DlqDeps,
   entries: readonly DeadLetterEntry[],
-  options: { actor: string; selection: Selection; onProgress?: (done: number, total: number) => void },
+  options: { actor: string; selection: Selection; remap?: boolean; onProgress?: (done: number, total: number) => void },
 ): Promise<ReplaySummary> {
   const results: ReplayResult[] = [];
-  const counts = { replayed: 0, superseded: 0, accepted: 0, ignored: 0, 'still-invalid': 0, skipped: 0, gone: 0 } satisfies Record<ReplayOutcome, number>;
+  const counts = { replayed: 0, remapped: 0, superseded: 0, accepted: 0, ignored: 0, 'still-invalid': 0, skipped: 0, gone: 0 } satisfies Record<ReplayOutcome, number>;
   try {
     for (const entry of entries) {
-      const result = await replayEntry(deps, entry, options.actor);
+      const result = await replayEntry(deps, entry, options.actor, { remap: options.remap ?? false });
       results.push(result);
       counts[result.outcome] += 1;
       options.onProgress?.(results.length, entries.length);
@@ -315,7 +341,7 @@ export async function replayEntries(
       actor: options.actor,
       ...selectionForAudit(options.selection),
       count: results.length,
-      outcome: `${done || 'nothing done'}${interrupted}`,
+      outcome: `${options.remap ? '--remap: ' : ''}${done || 'nothing done'}${interrupted}`,
     });
   }
   return { results, counts };

@@ -1,7 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
-import { boot } from '../../runtime/boot.js';
+import { boot, type Booted } from '../../runtime/boot.js';
 import {
   discardEntries,
   dlqStats,
@@ -16,7 +17,9 @@ import {
   type Selection,
 } from '../../runtime/dlq.js';
 import { describeTally, entrySubject, isEmptyFilter, parseFilter, renderTable, tally, type DlqFilterOptions } from '../../runtime/dlq-filter.js';
+import { editEntry } from '../../runtime/dlq-edit.js';
 import { openDlq } from '../../runtime/dlq-open.js';
+import { applyRetention } from '../../runtime/dlq-retention.js';
 
 interface Common extends DlqFilterOptions {
   json?: boolean;
@@ -24,13 +27,13 @@ interface Common extends DlqFilterOptions {
 }
 
 /** Boots, opens Redis, runs `fn`, releases everything (errors then reach exitWith through main.ts). */
-async function run(name: string, options: Common, fn: (deps: DlqDeps) => Promise<void>): Promise<void> {
+async function run(name: string, options: Common, fn: (deps: DlqDeps, booted: Booted) => Promise<void>): Promise<void> {
   // Logs go to stderr: stdout is the answer (tables, --json, export lines).
   const booted = boot(`dlq ${name}`, { logToStderr: true });
   try {
     const opened = await openDlq(booted, options.actor ? { actor: options.actor } : {});
     try {
-      await fn(opened.deps);
+      await fn(opened.deps, booted);
     } finally {
       await opened.close();
     }
@@ -82,6 +85,12 @@ async function confirmed(question: string, yes: boolean | undefined): Promise<bo
   }
 }
 
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function progress(done: number, total: number): void {
   if (!process.stderr.isTTY || total < 20) return;
   process.stderr.write(`\r${done}/${total} entries`);
@@ -97,7 +106,8 @@ function renderEntry(e: DeadLetterEntry): string {
   ];
   for (const [field, messages] of Object.entries(e.error.fields ?? {})) lines.push(`    ${field}: ${messages.join('; ')}`);
   lines.push(`  attempts    ${e.attempts}`, `  first fail  ${e.first_failed_at}`, `  last fail   ${e.last_failed_at}`);
-  if (e.event !== null) lines.push('  event', ...JSON.stringify(e.event, null, 2).split('\n').map((l) => `    ${l}`));
+  if (e.edited) lines.push(`  edited      ${e.edited.count}× (last ${e.edited.at} by ${e.edited.actor}); the original is kept (--json: ${e.raw ? 'raw_body_original' : 'event_original'})`);
+  if (e.event !== null) lines.push(`  event${e.edited && !e.raw ? ' (edited)' : ''}`, ...JSON.stringify(e.event, null, 2).split('\n').map((l) => `    ${l}`));
   if (e.http) {
     lines.push(`  request     ${e.http.request.method} ${e.http.request.url}`);
     if (e.http.request.body !== undefined) lines.push(`    ${e.http.request.body}`);
@@ -128,7 +138,7 @@ function renderReplay(summary: ReplaySummary): string {
 }
 
 export function registerDlqCommands(program: Command): void {
-  const dlq = program.command('dlq').description('review the dead-letter queue: list, show, replay, discard, export, audit');
+  const dlq = program.command('dlq').description('review the dead-letter queue: list, show, edit, replay, discard, export, prune, audit');
 
   filterOptions(dlq.command('list').description('entries, newest first'))
     .option('--limit <n>', 'at most this many (default 50)', int('limit'), 50)
@@ -211,14 +221,15 @@ export function registerDlqCommands(program: Command): void {
     .argument('[ids...]', 'entry ids (default: every entry the filters match)')
     .option('--yes', 'do not ask (required when not on a terminal)')
     .option('--dry-run', 'print the plan only')
+    .option('--remap', "rebuild each job from the record's latest known state instead of the entry's event (worker entries only)")
     .option('--actor <name>', 'who is acting, for the audit log (default: the OS user)')
     .option('--json', 'machine-readable output')
-    .action(async (ids: string[], options: Common & { yes?: boolean; dryRun?: boolean }) => {
+    .action(async (ids: string[], options: Common & { yes?: boolean; dryRun?: boolean; remap?: boolean }) => {
       await run('replay', options, async (deps) => {
         const { entries, selection } = await choose(deps, ids, options, false);
         const plan = tally(entries);
         if (options.dryRun || entries.length === 0) {
-          process.stdout.write(options.json ? `${JSON.stringify({ plan, dry_run: true })}\n` : `plan: replay ${describeTally(plan)}\n`);
+          process.stdout.write(options.json ? `${JSON.stringify({ plan, dry_run: true })}\n` : `plan: replay${options.remap ? ' --remap' : ''} ${describeTally(plan)}\n`);
           return;
         }
         if (!options.json) process.stderr.write(`plan: replay ${describeTally(plan)}\n`);
@@ -227,9 +238,51 @@ export function registerDlqCommands(program: Command): void {
           return;
         }
         const actor = deps.audit.actor;
-        const summary = await replayEntries(deps, entries, { actor, selection, onProgress: progress });
+        const summary = await replayEntries(deps, entries, { actor, selection, remap: options.remap ?? false, onProgress: progress });
         process.stdout.write(options.json ? `${JSON.stringify({ plan, ...summary })}\n` : `${renderReplay(summary)}\n`);
         if (summary.counts['still-invalid'] + summary.counts.skipped > 0) process.exitCode = 2;
+      });
+    });
+
+  dlq
+    .command('edit')
+    .argument('<id>', 'entry id')
+    .description("apply a JSON merge patch (RFC 7396) to an entry's event (or a kept JSON delivery's body); validated, audited; replay sends the edit")
+    .requiredOption('--patch <file>', 'the merge patch, a JSON object (- reads stdin)')
+    .option('--actor <name>', 'who is acting, for the audit log (default: the OS user)')
+    .option('--json', 'machine-readable output (the saved entry)')
+    .action(async (id: string, options: Common & { patch: string }) => {
+      const text = options.patch === '-' ? await readStdin() : await readFile(options.patch, 'utf8');
+      let patch: unknown;
+      try {
+        patch = JSON.parse(text);
+      } catch (error) {
+        throw new Error(`--patch ${options.patch} is not valid JSON: ${(error as Error).message}`);
+      }
+      await run('edit', options, async (deps) => {
+        const plan = await editEntry(deps, id, patch, deps.audit.actor);
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(plan.entry)}\n`);
+          return;
+        }
+        process.stdout.write(`entry ${id}: edited ${plan.target} (${plan.paths.join(', ')}); the original is kept. Send it with: taxsync dlq replay ${id}\n`);
+      });
+    });
+
+  dlq
+    .command('prune')
+    .description('apply retention once (TAXSYNC_DLQ_MAX_ENTRIES, TAXSYNC_DLQ_MAX_AGE_DAYS): archive, then remove; off by default')
+    .option('--json', 'machine-readable output')
+    .action(async (options: Common) => {
+      await run('prune', options, async (deps, booted) => {
+        const { maxEntries, maxAgeDays, archivePath } = booted.config.deadLetter;
+        const result = await applyRetention(deps.deadLetters, { maxEntries, maxAgeDays }, archivePath, booted.logger, deps.clock);
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(result)}\n`);
+          return;
+        }
+        const off = maxEntries <= 0 && maxAgeDays <= 0 ? ' (retention is off: TAXSYNC_DLQ_MAX_ENTRIES and TAXSYNC_DLQ_MAX_AGE_DAYS are 0)' : '';
+        process.stdout.write(`${result.removed} entries archived to ${archivePath} and removed (${result.byAge} by age, ${result.byCap} over the cap); ${result.kept} kept${off}\n`);
       });
     });
 

@@ -1,0 +1,224 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
+import { TaxsyncError } from '../../src/domain/errors.js';
+import type { CanonicalEvent } from '../../src/domain/events.js';
+import { createAuditLog } from '../../src/queue/audit.js';
+import type { DeadLetterEntry, NewDeadLetter } from '../../src/queue/dead-letter.js';
+import { createVatLedger } from '../../src/queue/vat-ledger.js';
+import { parseFilter } from '../../src/runtime/dlq-filter.js';
+import { editEntry } from '../../src/runtime/dlq-edit.js';
+import { applyRetention, type ArchivedEntry } from '../../src/runtime/dlq-retention.js';
+import { replayEntries, selectEntries, type DlqDeps } from '../../src/runtime/dlq.js';
+import { createPipeline, customerEvent, eventually, type Pipeline } from '../helpers/pipeline.js';
+import { useRedis } from '../helpers/redis.js';
+
+const fixture = JSON.parse(readFileSync(new URL('../fixtures/connectors/shopify/customers-create-tax-exemptions.json', import.meta.url), 'utf8')) as {
+  body: { updated_at: string };
+};
+
+function keptDelivery(id: string, body: unknown, at = '2026-11-21T02:40:14.870Z'): NewDeadLetter {
+  return {
+    id,
+    queue: 'ingest',
+    record: null,
+    event: null,
+    error: { code: 'INVALID_PAYLOAD', message: 'payload does not match the schema', retryable: false },
+    http: null,
+    raw: { connector: 'shopify', topic: 'customers/create', delivery_id: `delivery-${id}`, content_type: 'application/json', received_at: at, body: JSON.stringify(body), body_truncated: false },
+    attempts: 0,
+    first_failed_at: at,
+    last_failed_at: at,
+  };
+}
+
+const nameOf = (event: CanonicalEvent) => (event.type === 'customer.upserted' ? event.data.name : undefined);
+const C1 = { kind: 'customer', source: 'api', external_id: 'c-1' } as const;
+
+describe('dlq edit, replay --remap', () => {
+  const ctx = useRedis();
+  let pipeline: Pipeline;
+  let deps: DlqDeps;
+  let broken: boolean;
+  let sent: string[];
+
+  beforeEach(async () => {
+    pipeline = await createPipeline(ctx.url, ctx.prefix, { retry: { attempts: 1, baseMs: 10, capMs: 20 } });
+    deps = {
+      queues: pipeline.queues,
+      keys: pipeline.keys,
+      deadLetters: pipeline.deadLetters,
+      producer: pipeline.producer,
+      records: pipeline.records,
+      ledger: createVatLedger(pipeline.producerConnection, pipeline.keys, { leaseMs: 30_000 }),
+      audit: createAuditLog(pipeline.producerConnection, pipeline.keys, { actor: 'tester' }),
+      settings: DEFAULT_SETTINGS,
+      trace: { maxEntries: 50, maxAgeMs: 600_000 },
+      retry: { attempts: 1, baseMs: 10, capMs: 20 },
+    };
+    broken = true;
+    sent = [];
+    await pipeline.startWorker('customers', async (event, hctx) => {
+      if (broken) throw new TaxsyncError('API_SERVER_ERROR', 'PUT /v1/customers/ answered 500: injected');
+      sent.push(`${hctx.record.external_id}:${nameOf(event)}`);
+      return { kind: 'done', detail: 'ok', status: 200 };
+    });
+  });
+  afterEach(async () => {
+    await pipeline.close();
+  });
+
+  async function deadLettered(externalId = 'c-1'): Promise<DeadLetterEntry> {
+    await pipeline.producer.accept({ events: [customerEvent(1, externalId)] });
+    await eventually(async () => (await selectEntries(deps, parseFilter({ externalId }))).length === 1);
+    return (await selectEntries(deps, parseFilter({ externalId })))[0]!;
+  }
+
+  it('edits a worker entry (original kept, audited) and replay sends the edited event as the newest version', async () => {
+    const entry = await deadLettered();
+    const plan = await editEntry(deps, entry.id, { data: { name: 'fixed name' } }, 'ops-ann');
+    expect(plan.paths).toEqual(['data.name']);
+    const saved = await pipeline.deadLetters.get(entry.id);
+    expect((saved?.event as CanonicalEvent).data).toMatchObject({ name: 'fixed name' });
+    expect((saved?.event_original as CanonicalEvent).data).toMatchObject({ name: 'version 1' });
+    expect(saved?.edited).toMatchObject({ actor: 'ops-ann', count: 1 });
+    // A second edit keeps the first original.
+    await editEntry(deps, entry.id, { data: { name: 'fixed again' } }, 'ops-ann');
+    const twice = await pipeline.deadLetters.get(entry.id);
+    expect((twice?.event_original as CanonicalEvent).data).toMatchObject({ name: 'version 1' });
+    expect(twice?.edited?.count).toBe(2);
+    const [audit] = await deps.audit.list(1);
+    expect(audit).toMatchObject({ action: 'edit', actor: 'ops-ann', ids: [entry.id], count: 1 });
+    expect(audit?.outcome).toContain('data.name');
+
+    broken = false;
+    const result = await replayEntries(deps, [entry], { actor: 'tester', selection: { ids: [entry.id] } });
+    expect(result.results[0]).toMatchObject({ outcome: 'replayed' });
+    await eventually(() => sent.includes('c-1:fixed again'));
+    const state = await pipeline.records.read(C1);
+    expect(state.event && nameOf(state.event)).toBe('fixed again');
+    await eventually(async () => (await pipeline.records.read(C1)).appliedSeq === state.seq);
+    expect(sent).toEqual(['c-1:fixed again']);
+  });
+
+  it('refuses patches that change id, record or occurred_at, or leave an invalid event; nothing is saved', async () => {
+    const entry = await deadLettered();
+    await expect(editEntry(deps, entry.id, { record: { external_id: 'c-9' } }, 'x')).rejects.toThrow(/changes the event's record/);
+    await expect(editEntry(deps, entry.id, { id: 'other' }, 'x')).rejects.toThrow(/changes the event's id/);
+    await expect(editEntry(deps, entry.id, { occurred_at: '2020-01-01T00:00:00Z' }, 'x')).rejects.toThrow(/occurred_at/);
+    await expect(editEntry(deps, entry.id, { data: { name: 42 } }, 'x')).rejects.toThrow(/not a valid canonical event: data\.name/);
+    await expect(editEntry(deps, 'nope', { data: {} }, 'x')).rejects.toThrow(/no dead-letter entry nope/);
+    expect(await pipeline.deadLetters.get(entry.id)).toEqual(entry);
+    expect(await deps.audit.list()).toEqual([]);
+  });
+
+  it('an edited entry whose record received a newer event is superseded: the edit is never sent', async () => {
+    const entry = await deadLettered();
+    await editEntry(deps, entry.id, { data: { name: 'stale edit' } }, 'x');
+    broken = false;
+    await pipeline.producer.accept({ events: [customerEvent(2, 'c-1')] });
+    await eventually(() => sent.includes('c-1:version 2'));
+    const result = await replayEntries(deps, [entry], { actor: 'tester', selection: { ids: [entry.id] } });
+    expect(result.results[0]).toMatchObject({ outcome: 'superseded' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sent).toEqual(['c-1:version 2']);
+    const state = await pipeline.records.read(C1);
+    expect(state.event && nameOf(state.event)).toBe('version 2');
+  });
+
+  it('--remap queues the latest state even after a newer event; refused for kept deliveries', async () => {
+    const entry = await deadLettered();
+    broken = false;
+    await pipeline.producer.accept({ events: [customerEvent(2, 'c-1')], deadLetters: [keptDelivery('kept', fixture.body)] });
+    await eventually(() => sent.includes('c-1:version 2'));
+    await eventually(async () => {
+      const s = await pipeline.records.read(C1);
+      return s.appliedSeq === s.seq;
+    });
+    const kept = await pipeline.deadLetters.get('kept');
+    const result = await replayEntries(deps, [entry, kept!], { actor: 'tester', selection: { ids: [entry.id, 'kept'] }, remap: true });
+    expect(result.results[0]).toMatchObject({ id: entry.id, outcome: 'remapped' });
+    expect(result.results[0]?.detail).toContain('evt-c-1-2');
+    expect(result.results[1]).toMatchObject({ id: 'kept', outcome: 'skipped' });
+    expect(result.results[1]?.detail).toMatch(/--remap needs a record/);
+    await eventually(() => sent.length === 2);
+    expect(sent).toEqual(['c-1:version 2', 'c-1:version 2']);
+    expect(await pipeline.deadLetters.get(entry.id)).toBeUndefined();
+    expect(await pipeline.deadLetters.get('kept')).toBeDefined();
+    const [audit] = await deps.audit.list(1);
+    expect(audit?.outcome).toBe('--remap: 1 remapped, 1 skipped');
+  });
+
+  it('edits a kept JSON delivery (validated by the connector) and replays it', async () => {
+    await pipeline.producer.accept({ events: [], deadLetters: [keptDelivery('bad', { ...fixture.body, updated_at: 'yesterday' })] });
+    await expect(editEntry(deps, 'bad', { updated_at: 'still wrong' }, 'x')).rejects.toThrow(/still does not parse/);
+    const plan = await editEntry(deps, 'bad', { updated_at: fixture.body.updated_at }, 'x');
+    expect(plan.target).toBe('raw body');
+    const saved = await pipeline.deadLetters.get('bad');
+    expect(JSON.parse(saved!.raw_body_original!)).toMatchObject({ updated_at: 'yesterday' });
+    const result = await replayEntries(deps, [saved!], { actor: 'tester', selection: { ids: ['bad'] } });
+    expect(result.results[0]).toMatchObject({ outcome: 'accepted' });
+    expect(await pipeline.deadLetters.get('bad')).toBeUndefined();
+  });
+});
+
+describe('dlq retention', () => {
+  const ctx = useRedis();
+  let pipeline: Pipeline;
+  let dir: string;
+  const now = new Date('2026-11-21T12:00:00.000Z');
+  const logs: { obj: object; msg: string }[] = [];
+  const logger = { info: (obj: object, msg: string) => logs.push({ obj, msg }) };
+
+  beforeEach(async () => {
+    pipeline = await createPipeline(ctx.url, ctx.prefix);
+    dir = mkdtempSync(join(tmpdir(), 'taxsync-dlq-archive-'));
+    logs.length = 0;
+    const day = (n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
+    await pipeline.producer.accept({
+      events: [],
+      deadLetters: [keptDelivery('d1', {}, day(1)), keptDelivery('d2', {}, day(2)), keptDelivery('d3', {}, day(3)), keptDelivery('d40', {}, day(40))],
+    });
+  });
+  afterEach(async () => {
+    await pipeline.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const ids = async () => (await selectEntries({ deadLetters: pipeline.deadLetters }, {})).map((e) => e.id);
+
+  it('archives entries over the age limit and the cap, then removes them; others untouched', async () => {
+    const archive = join(dir, 'sub', 'archive.jsonl');
+    const result = await applyRetention(pipeline.deadLetters, { maxEntries: 2, maxAgeDays: 30 }, archive, logger, () => now);
+    expect(result).toMatchObject({ removed: 2, byAge: 1, byCap: 1, kept: 2 });
+    expect(await ids()).toEqual(['d1', 'd2']);
+    const lines = readFileSync(archive, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ArchivedEntry);
+    expect(lines.map((l) => [l.entry.id, l.reason])).toEqual([
+      ['d3', 'max-entries'],
+      ['d40', 'max-age'],
+    ]);
+    expect(lines[0]?.entry.raw?.delivery_id).toBe('delivery-d3');
+    expect(logs).toEqual([{ obj: expect.objectContaining({ removed: 2, archive }), msg: expect.stringContaining(archive) }]);
+
+    // Again: nothing more to do, the archive is appended to, never rewritten.
+    expect((await applyRetention(pipeline.deadLetters, { maxEntries: 2, maxAgeDays: 30 }, archive, logger, () => now)).removed).toBe(0);
+    expect(readFileSync(archive, 'utf8').trim().split('\n')).toHaveLength(2);
+  });
+
+  it('does nothing by default (no cap, no age limit)', async () => {
+    const archive = join(dir, 'archive.jsonl');
+    const result = await applyRetention(pipeline.deadLetters, { maxEntries: 0, maxAgeDays: 0 }, archive, logger, () => now);
+    expect(result).toMatchObject({ removed: 0, kept: 4 });
+    expect(await ids()).toEqual(['d1', 'd2', 'd3', 'd40']);
+    expect(logs).toEqual([]);
+  });
+
+  it('removes nothing when the archive cannot be written', async () => {
+    // The archive path is a directory: the append fails.
+    await expect(applyRetention(pipeline.deadLetters, { maxEntries: 1, maxAgeDays: 0 }, dir, logger, () => now)).rejects.toThrow(/nothing removed/);
+    expect(await ids()).toEqual(['d1', 'd2', 'd3', 'd40']);
+    expect(logs).toEqual([]);
+  });
+});
