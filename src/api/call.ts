@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { errorFromResponse } from './errors.js';
 import type { HttpClient, HttpRequest, HttpResponse } from './http.js';
+import { observeCall, type ApiCall, type ApiCallObserver } from './observe.js';
 import { parseResponse } from './parse.js';
 import type { TokenManager } from './token.js';
 
@@ -15,18 +16,24 @@ export interface AuthedCaller {
   ): Promise<{ data: z.infer<S>; status: number }>;
 }
 
-export function createAuthedCaller(http: HttpClient, tokens: TokenManager): AuthedCaller {
+export function createAuthedCaller(
+  http: HttpClient,
+  tokens: TokenManager,
+  observe: { service?: ApiCall['service']; onCall?: ApiCallObserver } = {},
+): AuthedCaller {
+  const service = observe.service ?? 'tax';
   async function send(
     req: Omit<HttpRequest, 'bearer'>,
     options: { endpoint: string; vatSubmission?: boolean },
   ): Promise<HttpResponse> {
     let token = await tokens.get();
-    let res = await http.send({ ...req, bearer: token });
+    const sendOnce = (bearer: string) => observeCall(observe.onCall, { service, endpoint: options.endpoint }, () => http.send({ ...req, bearer }));
+    let res = await sendOnce(token);
     if (res.status === 401) {
       // One renewal, one retry: a token revoked or expired early. A second 401 is persistent.
       tokens.invalidate(token);
       token = await tokens.get();
-      res = await http.send({ ...req, bearer: token });
+      res = await sendOnce(token);
     }
     if (res.status < 200 || res.status >= 300) {
       throw errorFromResponse(res, options);

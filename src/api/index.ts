@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Secret } from '../config/secret.js';
 import { createAuthedCaller } from './call.js';
 import { createHttpClient, type HttpTimeouts } from './http.js';
+import type { ApiCallObserver } from './observe.js';
 import { createTaxClient, type TaxClient } from './tax-client.js';
 import { createTokenFetcher, createTokenManager, type Clock, type TokenManager } from './token.js';
 import { createVatClient, type VatClient } from './vat-client.js';
@@ -11,6 +12,7 @@ export { ENDPOINTS, endpointLabel, endpointPath, type EndpointName } from './end
 export type { TaxClient, RecordResource, Page, PageOptions, IterateOptions } from './tax-client.js';
 export type { VatClient, VatSubmission } from './vat-client.js';
 export type { TokenManager } from './token.js';
+export type { ApiCall, ApiCallObserver } from './observe.js';
 
 export interface ApiClientsOptions {
   taxUrl: string;
@@ -26,6 +28,8 @@ export interface ApiClientsOptions {
   allowInsecureHttp?: boolean;
   dispatcher?: Dispatcher;
   clock?: Clock;
+  /** Told of every request (metrics); src/api itself knows nothing of prom-client. */
+  onCall?: ApiCallObserver;
 }
 
 export interface ApiClients {
@@ -48,13 +52,14 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       authHttp,
       credentials: { clientId: options.clientId, clientSecret: options.clientSecret },
       clock: options.clock,
+      onCall: options.onCall,
     }),
     renewBeforeMs: options.tokenRenewBeforeMs,
     clock: options.clock,
   });
   return {
-    tax: createTaxClient(createAuthedCaller(taxHttp, tokens)),
-    vat: createVatClient(createAuthedCaller(vatHttp, tokens), { module: options.vatModule ?? 'vat' }),
+    tax: createTaxClient(createAuthedCaller(taxHttp, tokens, { service: 'tax', onCall: options.onCall })),
+    vat: createVatClient(createAuthedCaller(vatHttp, tokens, { service: 'vat', onCall: options.onCall }), { module: options.vatModule ?? 'vat' }),
     tokens,
     async close() {
       const owned = new Set([taxHttp, vatHttp, ...(authHttp ? [authHttp] : [])]);

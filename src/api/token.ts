@@ -2,6 +2,7 @@ import { TaxsyncError } from '../domain/errors.js';
 import type { Secret } from '../config/secret.js';
 import { errorFromResponse } from './errors.js';
 import type { HttpClient } from './http.js';
+import { observeCall, type ApiCallObserver } from './observe.js';
 import { TokenResponseA, TokenResponseB } from './schemas/tax-engine.js';
 import { parseResponse } from './parse.js';
 
@@ -28,6 +29,7 @@ export function createTokenFetcher(options: {
   authHttp?: HttpClient;
   credentials: Credentials;
   clock?: Clock;
+  onCall?: ApiCallObserver;
 }): () => Promise<Token> {
   const clock = options.clock ?? Date.now;
   return async () => {
@@ -36,19 +38,21 @@ export function createTokenFetcher(options: {
     const http = options.authHttp ?? options.http;
     const endpoint = variantA ? 'POST /oauth/token' : 'POST /v1/auth/token';
     const started = clock();
-    const res = variantA
-      ? await http.send({
-          method: 'POST',
-          path: 'oauth/token',
-          form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret.reveal() },
-          recordBody: false,
-        })
-      : await http.send({
-          method: 'POST',
-          path: 'v1/auth/token',
-          json: { client_id: clientId, client_secret: clientSecret.reveal() },
-          recordBody: false,
-        });
+    const res = await observeCall(options.onCall, { service: 'auth', endpoint }, () =>
+      variantA
+        ? http.send({
+            method: 'POST',
+            path: 'oauth/token',
+            form: { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret.reveal() },
+            recordBody: false,
+          })
+        : http.send({
+            method: 'POST',
+            path: 'v1/auth/token',
+            json: { client_id: clientId, client_secret: clientSecret.reveal() },
+            recordBody: false,
+          }),
+    );
     if (res.status < 200 || res.status >= 300) {
       const error = errorFromResponse(res, { endpoint });
       if (res.status === 400 || res.status === 401 || res.status === 403) {

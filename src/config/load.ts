@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
 import { Secret } from './secret.js';
@@ -80,6 +81,10 @@ const EnvSchema = z.object({
   ),
   TAXSYNC_HTTP_HOST: z.preprocess(blankToUndefined, z.string().default('0.0.0.0')),
   TAXSYNC_HTTP_PORT: int(0, 65_535, 8080),
+  TAXSYNC_METRICS_PORT: z.preprocess(
+    blankToUndefined,
+    z.coerce.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(0, { error: 'must be at least 0' }).max(65_535, { error: 'must be at most 65535' }).optional(),
+  ),
   SHOPIFY_WEBHOOK_SECRET: secretList,
   STRIPE_WEBHOOK_SECRET: secretList,
   WOOCOMMERCE_WEBHOOK_SECRET: secretList,
@@ -89,6 +94,9 @@ const EnvSchema = z.object({
   TAXSYNC_WEBHOOK_TOLERANCE_S: int(1, 86_400, 300),
   TAXSYNC_DELIVERY_TTL_S: int(60, 30 * 86_400, 4 * 86_400),
   TAXSYNC_DLQ_RAW_BODY_LIMIT: int(0, 16 * 1024 * 1024, 64 * 1024),
+  TAXSYNC_DLQ_MAX_ENTRIES: int(0, 100_000_000, 0),
+  TAXSYNC_DLQ_MAX_AGE_DAYS: int(0, 36_500, 0),
+  TAXSYNC_DLQ_ARCHIVE: optionalString,
   TAXSYNC_COALESCE_MS: int(0, 60_000, 0),
   TAXSYNC_TRACE_MAX_ENTRIES: int(0, 10_000, 100),
   TAXSYNC_TRACE_MAX_AGE_DAYS: int(1, 3_650, 30),
@@ -140,6 +148,8 @@ function buildConfig(env: Env) {
     vatApi: { url: env.VAT_API_URL ?? env.TAX_API_URL, module: env.VAT_API_MODULE },
     usesEmulator: env.TAX_API_URL === undefined,
     http: { host: env.TAXSYNC_HTTP_HOST, port: env.TAXSYNC_HTTP_PORT },
+    /** `taxsync work`'s own /metrics listener (on TAXSYNC_HTTP_HOST); unset: none. */
+    metricsPort: env.TAXSYNC_METRICS_PORT,
     webhooks: {
       bodyLimitBytes: env.TAXSYNC_WEBHOOK_BODY_LIMIT,
       toleranceSeconds: env.TAXSYNC_WEBHOOK_TOLERANCE_S,
@@ -161,6 +171,12 @@ function buildConfig(env: Env) {
       wait: { deadlineMs: env.TAXSYNC_WAIT_DEADLINE_S * 1000, baseMs: env.TAXSYNC_WAIT_BASE_MS, capMs: env.TAXSYNC_WAIT_CAP_MS },
       sweepIntervalMs: env.TAXSYNC_SWEEP_INTERVAL_MS,
       stalledIntervalMs: env.TAXSYNC_STALLED_INTERVAL_MS,
+    },
+    deadLetter: {
+      /** Retention (0 = off): entries beyond these are archived to `archivePath`, then removed. */
+      maxEntries: env.TAXSYNC_DLQ_MAX_ENTRIES,
+      maxAgeDays: env.TAXSYNC_DLQ_MAX_AGE_DAYS,
+      archivePath: env.TAXSYNC_DLQ_ARCHIVE ?? join(env.TAXSYNC_DATA_DIR, 'dead-letter-archive.jsonl'),
     },
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     webhookSecrets: {

@@ -1,4 +1,28 @@
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Queue } from 'bullmq';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What a record job ended in, for `taxsync_jobs_total{outcome}`. */
+export type JobOutcome = 'applied' | 'nothing-new' | 'dead-lettered' | 'retried' | 'waiting' | 'rate-limited' | 'yielded';
+
+/** One request to the tax engine or VAT service (src/api reports these without knowing prom-client). */
+export interface ApiCallObservation {
+  service: string;
+  /** The endpoint table name (`transactions.upsert`), never a URL. */
+  endpoint: string;
+  /** The HTTP status, or the error code when no response came back (`API_TIMEOUT`, `API_NETWORK`). */
+  status: string;
+  seconds: number;
+}
+
+/** What the scrape-time gauges read: the process's own queues, never a connection of their own. */
+export interface QueueSource {
+  /** The record queues (customers, transactions, vat-submissions). */
+  queues: readonly Queue[];
+  deadLetter: Queue;
+  /** The `{prefix}:counters` hash. */
+  counters(): Promise<Record<string, string>>;
+  clock?: () => number;
+}
 
 /**
  * One registry per process (never prom-client's global one, so tests stay isolated). Later parts
@@ -9,11 +33,141 @@ export interface Metrics {
   webhooks: Counter<'connector' | 'outcome'>;
   events: Counter<'connector' | 'outcome'>;
   vatSubmissions: Counter<'outcome'>;
+  jobs: Counter<'queue' | 'outcome'>;
+  coalesced: Counter<'queue'>;
+  apiCalls: Counter<'service' | 'endpoint' | 'status'>;
+  apiCallDuration: Histogram<'service' | 'endpoint'>;
+  /** Pass to createApiClients({ onCall }). */
+  observeApiCall: (call: ApiCallObservation) => void;
+  /** Pass to createRecordProcessor({ onOutcome }). */
+  observeJob: (queue: string, outcome: JobOutcome) => void;
+  /**
+   * Where the queue gauges read from at scrape time. Until set they have no samples; the last
+   * source set wins (in `taxsync start` the webhook server and the workers share one registry).
+   */
+  watchQueues: (source: QueueSource | undefined) => void;
+}
+
+/** A scrape must answer even with Redis slow or gone: the gauges then have no samples. */
+const SCRAPE_TIMEOUT_MS = 1_000;
+const GAUGE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('scrape timed out')), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'taxsync_' });
+  let source: QueueSource | undefined;
+
+  const scrapeErrors = new Counter({
+    name: 'taxsync_metrics_read_errors_total',
+    help: 'Scrape-time reads of Redis that failed or timed out, shown from the next scrape on (the metric read keeps its previous value)',
+    labelNames: ['metric'],
+    registers: [registry],
+  });
+  // Each scrape-time reader swallows its failure (one unreadable source must not fail all of
+  // /metrics) and leaves its metric as it was rather than report a false zero.
+  async function read<T>(metric: string, fn: (s: QueueSource) => Promise<T>): Promise<T | undefined> {
+    if (!source) return undefined;
+    try {
+      return await within(fn(source), SCRAPE_TIMEOUT_MS);
+    } catch {
+      scrapeErrors.inc({ metric });
+      return undefined;
+    }
+  }
+
+  const jobs = new Counter({
+    name: 'taxsync_jobs_total',
+    help: 'Record jobs by queue and outcome (applied, nothing-new, dead-lettered, retried, waiting, rate-limited, yielded)',
+    labelNames: ['queue', 'outcome'],
+    registers: [registry],
+  });
+  const coalesced = new Counter({
+    name: 'taxsync_coalesced_events_total',
+    help: 'Record jobs that found nothing newer than the version already applied (their events were sent by an earlier job)',
+    labelNames: ['queue'],
+    registers: [registry],
+  });
+  const apiCalls = new Counter({
+    name: 'taxsync_api_calls_total',
+    help: 'API requests by service, endpoint name and HTTP status (or error code when no response came back)',
+    labelNames: ['service', 'endpoint', 'status'],
+    registers: [registry],
+  });
+  const apiCallDuration = new Histogram({
+    name: 'taxsync_api_call_duration_seconds',
+    help: 'API request latency by service and endpoint name',
+    labelNames: ['service', 'endpoint'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+
+  new Gauge({
+    name: 'taxsync_queue_jobs',
+    help: 'Jobs in each record queue by state (waiting, active, delayed, failed), read at scrape time',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    async collect() {
+      const counts = await read('taxsync_queue_jobs', (s) => Promise.all(s.queues.map(async (q) => ({ queue: q.name, counts: await q.getJobCounts(...GAUGE_STATES) }))));
+      if (!counts) return;
+      this.reset();
+      for (const { queue, counts: c } of counts) {
+        for (const state of GAUGE_STATES) this.set({ queue, state }, c[state] ?? 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'taxsync_queue_oldest_waiting_seconds',
+    help: 'Age of the oldest job ready to run in each record queue (0 when none waits), read at scrape time',
+    labelNames: ['queue'],
+    registers: [registry],
+    async collect() {
+      const ages = await read('taxsync_queue_oldest_waiting_seconds', (s) =>
+        Promise.all(
+          s.queues.map(async (q) => {
+            // The wait list is newest first: ascending order puts the oldest at index 0.
+            const [oldest] = await q.getJobs(['wait'], 0, 0, true);
+            const now = (s.clock ?? Date.now)();
+            const readySince = oldest ? oldest.timestamp + (oldest.delay ?? 0) : now;
+            return { queue: q.name, seconds: Math.max(0, (now - readySince) / 1000) };
+          }),
+        ),
+      );
+      if (!ages) return;
+      this.reset();
+      for (const { queue, seconds } of ages) this.set({ queue }, seconds);
+    },
+  });
+  new Gauge({
+    name: 'taxsync_dead_letter_entries',
+    help: 'Entries in the dead-letter queue, read at scrape time',
+    registers: [registry],
+    async collect() {
+      const n = await read('taxsync_dead_letter_entries', (s) => s.deadLetter.getJobCountByTypes('waiting'));
+      if (n !== undefined) this.set(n);
+    },
+  });
+  new Counter({
+    name: 'taxsync_stale_events_total',
+    help: 'Events dropped because a newer one was already held for their record (all processes, from Redis at scrape time)',
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_stale_events_total', (s) => s.counters());
+      if (!counters) return;
+      // The count lives in Redis (all processes): mirror it rather than add to it.
+      const n = Number(counters.stale_events ?? 0);
+      this.reset();
+      if (Number.isFinite(n) && n > 0) this.inc(n);
+    },
+  });
+
   return {
     registry,
     webhooks: new Counter({
@@ -34,5 +188,20 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['outcome'],
       registers: [registry],
     }),
+    jobs,
+    coalesced,
+    apiCalls,
+    apiCallDuration,
+    observeApiCall: (call) => {
+      apiCalls.inc({ service: call.service, endpoint: call.endpoint, status: call.status });
+      apiCallDuration.observe({ service: call.service, endpoint: call.endpoint }, call.seconds);
+    },
+    observeJob: (queue, outcome) => {
+      jobs.inc({ queue, outcome });
+      if (outcome === 'nothing-new') coalesced.inc({ queue });
+    },
+    watchQueues: (next) => {
+      source = next;
+    },
   };
 }

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
+import type { JobOutcome } from '../observability/metrics.js';
 import type { DeadLetterStore } from '../queue/dead-letter.js';
 import { RecordJobData } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
@@ -37,6 +38,8 @@ export interface RecordProcessorDeps {
   rateLimitFallbackMs?: number;
   clock?: () => Date;
   random?: () => number;
+  /** Told how each job run ended (metrics); never changes what the processor does. */
+  onOutcome?: (queue: string, outcome: JobOutcome) => void;
 }
 
 export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
@@ -53,6 +56,13 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   const random = deps.random ?? Math.random;
   const wait = deps.wait ?? DEFAULT_WAIT;
   const maxLoops = deps.maxLoops ?? 5;
+  const report = (outcome: JobOutcome): void => {
+    try {
+      deps.onOutcome?.(deps.queue.name, outcome);
+    } catch {
+      // Metrics never fail a job.
+    }
+  };
 
   async function trace(record: RecordKey, entry: Omit<TraceEntry, 'at'>): Promise<void> {
     const multi = deps.redis.multi();
@@ -102,12 +112,14 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       await trace(record, { step: 'retry', code: error.code, detail: `rate limited: queue paused ${pauseMs} ms` });
       // Slows the whole queue, not just this job; the job goes back without using an attempt.
       await deps.queue.rateLimit(pauseMs);
+      report('rate-limited');
       throw Worker.RateLimitError();
     }
     const attempts = job.opts.attempts ?? 1;
     if (error.retryable && job.attemptsMade + 1 < attempts) {
       await trace(record, { step: 'retry', code: error.code, detail: `attempt ${job.attemptsMade + 1} of ${attempts}: ${error.message}` });
       deps.logger.info({ jobId: job.id, code: error.code, attempt: job.attemptsMade + 1 }, 'will retry');
+      report('retried');
       throw error;
     }
     await deadLetter(job, record, state, error);
@@ -127,10 +139,17 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     const delay = Math.round(bound / 2 + (random() * bound) / 2);
     await trace(record, { step: 'waiting', detail: `${reason}; re-checking in ${Math.round(delay / 1000)} s` });
     await job.moveToDelayed(now + delay, token);
+    report('waiting');
     throw new DelayedError();
   }
 
   return async function processRecordJob(job: Job, token?: string): Promise<ProcessResult> {
+    const result = await run(job, token);
+    report(result);
+    return result;
+  };
+
+  async function run(job: Job, token?: string): Promise<ProcessResult> {
     const data = RecordJobData.safeParse(job.data);
     if (!data.success) {
       await deadLetter(job, null, undefined, new TaxsyncError('JOB_INVALID', `job ${job.id} has unreadable data: ${data.error.message}`));
@@ -171,8 +190,9 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       if (loop + 1 >= maxLoops) {
         // A record updated faster than we send: yield so other records get their turn.
         await job.moveToDelayed(clock().getTime(), token);
+        report('yielded');
         throw new DelayedError();
       }
     }
-  };
+  }
 }

@@ -1,4 +1,4 @@
-import { createApiClients, type ApiClients } from '../api/index.js';
+import { createApiClients, type ApiCallObserver, type ApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
 import { DEFAULT_CLIENT, startEmulator } from '../emulator/index.js';
@@ -9,8 +9,14 @@ import type { Lifecycle } from './lifecycle.js';
  * The API clients: the configured services, or with TAX_API_URL unset an in-process emulator on a
  * loopback port (the zero-configuration start; said at start and on /healthz).
  */
-export async function connectApi(config: Config, logger: Logger, lifecycle: Lifecycle): Promise<ApiClients & { emulatorUrl?: string }> {
+export async function connectApi(
+  config: Config,
+  logger: Logger,
+  lifecycle: Lifecycle,
+  options: { onCall?: ApiCallObserver } = {},
+): Promise<ApiClients & { emulatorUrl?: string }> {
   const common = {
+    ...(options.onCall ? { onCall: options.onCall } : {}),
     timeouts: config.taxApi.timeouts,
     tokenRenewBeforeMs: config.taxApi.tokenRenewBeforeMs,
     allowInsecureHttp: config.allowInsecureHttp,

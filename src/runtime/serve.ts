@@ -11,6 +11,7 @@ import { createProducer } from '../queue/producer.js';
 import { vatEnabled } from '../mapping/index.js';
 import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
 import type { Lifecycle } from './lifecycle.js';
+import { queueSource } from './metrics.js';
 
 export interface ServeHandle {
   app: FastifyInstance;
@@ -45,13 +46,15 @@ export async function startServe(deps: {
   const queues = createQueues(connection, config.redis.prefix);
   lifecycle.onShutdown('queues', () => closeQueues(queues));
   const metrics = deps.metrics ?? createMetrics();
+  const keys = createKeys(config.redis.prefix);
+  metrics.watchQueues(queueSource(queues, connection, keys));
   const connectors = enabledConnectors(deps.secrets ?? webhookSecrets(config, false), deps.settings, config);
   const app = await buildApp({
     connectors,
     producer: createProducer({
       queues,
       connection,
-      keys: createKeys(config.redis.prefix),
+      keys,
       deadLetters: createDeadLetterStore(queues['dead-letter']),
       trace: config.trace,
       deliveryTtlMs: config.webhooks.deliveryTtlMs,

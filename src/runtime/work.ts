@@ -16,6 +16,7 @@ import type { RecordHandler } from '../processors/types.js';
 import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
+import { queueSource } from './metrics.js';
 import { QUEUE_NAMES, type QueueName } from '../queue/names.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createRefundLedger } from '../queue/refund-ledger.js';
@@ -38,7 +39,7 @@ export async function startWork(deps: {
   tax: TaxClient;
   vat: VatClient;
   logger: Logger;
-  /** The registry /metrics serves in `start`; `work` alone has none yet. */
+  /** The registry /metrics serves (`start`, or `work` with TAXSYNC_METRICS_PORT): job outcomes and queue gauges. */
   metrics?: Metrics;
   lifecycle: Lifecycle;
   queues?: readonly WorkableQueue[];
@@ -59,6 +60,7 @@ export async function startWork(deps: {
   const retry = config.queue.retry;
   const requeuer = createRequeuer({ queues, records, retry });
   const mapping = deps.settings.mapping;
+  deps.metrics?.watchQueues(queueSource(queues, connection, keys));
 
   const handlers: Record<WorkableQueue, RecordHandler> = {
     customers: (() => {
@@ -99,6 +101,7 @@ export async function startWork(deps: {
         trace: config.trace,
         logger: logger.child({ queue: name }),
         wait: config.queue.wait,
+        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob } : {}),
       }),
     });
     workers.push(worker);

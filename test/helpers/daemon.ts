@@ -8,6 +8,7 @@ import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
 import { CONNECTORS } from '../../src/connectors/registry.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
 import type { QueueName } from '../../src/queue/names.js';
 import { createLifecycle, type Lifecycle } from '../../src/runtime/lifecycle.js';
@@ -67,6 +68,8 @@ export interface Daemon {
   api: ApiClients;
   webhookUrl: string;
   lifecycle: Lifecycle;
+  /** The one registry the webhook server and the workers share, as in `taxsync start` (served on /metrics). */
+  metrics: Metrics;
   /** The daemon's queues, on a connection of the test's own. */
   queues: Record<QueueName, Queue>;
   post(connector: E2eConnector, body: unknown, headers?: Record<string, string>, contentType?: string): Promise<Response>;
@@ -98,7 +101,13 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
-  const workerApi = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
+  const metrics = createMetrics();
+  const workerApi = createApiClients({
+    taxUrl: emulator.url,
+    clientId: DEFAULT_CLIENT.clientId,
+    clientSecret: new Secret(DEFAULT_CLIENT.clientSecret),
+    onCall: metrics.observeApiCall,
+  });
   lifecycle.onShutdown('api', async () => {
     await api.close();
     await workerApi.close();
@@ -110,9 +119,10 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
     connection.disconnect();
   });
   if (options.work !== false) {
-    await startWork({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle });
+    await startWork({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
   }
   const served = await startServe({
+    metrics,
     config,
     settings: DEFAULT_SETTINGS,
     redisTarget: redisUrl,
@@ -126,6 +136,7 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
     api,
     webhookUrl: served.address,
     lifecycle,
+    metrics,
     queues,
     post: (connector, body, headers, contentType) => postSigned(served.address, connector, body, headers, contentType),
     async idle() {

@@ -4,6 +4,7 @@ import { connectApi } from '../../runtime/api.js';
 import { DEV_SECRETS, webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
 import { resolveRedis } from '../../runtime/redis.js';
+import { serveMetrics } from '../../runtime/metrics.js';
 import { startServe } from '../../runtime/serve.js';
 import { createMetrics } from '../../observability/metrics.js';
 import { WORKABLE_QUEUES, startWork, type WorkableQueue } from '../../runtime/work.js';
@@ -27,8 +28,8 @@ export function registerDaemonCommands(program: Command): void {
       const secrets = webhookSecrets(config, config.usesEmulator);
       const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
       for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
-      const api = await connectApi(config, logger, lifecycle);
       const metrics = createMetrics();
+      const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall });
       await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
       const served = await startServe({
         metrics,
@@ -62,7 +63,22 @@ export function registerDaemonCommands(program: Command): void {
     .action(async (options: { queue?: WorkableQueue[] }) => {
       const { config, settings, logger, lifecycle } = boot('work');
       const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      const api = await connectApi(config, logger, lifecycle);
-      await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, ...(options.queue ? { queues: options.queue } : {}) });
+      // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
+      const metrics = config.metricsPort === undefined ? undefined : createMetrics();
+      const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall } : {});
+      await startWork({
+        config,
+        settings,
+        redisTarget,
+        tax: api.tax,
+        vat: api.vat,
+        logger,
+        lifecycle,
+        ...(metrics ? { metrics } : {}),
+        ...(options.queue ? { queues: options.queue } : {}),
+      });
+      if (metrics && config.metricsPort !== undefined) {
+        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle });
+      }
     });
 }

@@ -1,0 +1,47 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics, QueueSource } from '../observability/metrics.js';
+import type { Keys } from '../queue/keys.js';
+import { QUEUE_NAMES, RECORD_QUEUES, type QueueName } from '../queue/names.js';
+import type { Lifecycle } from './lifecycle.js';
+
+/** What /metrics reads at scrape time, over this process's own queues and connection. */
+export function queueSource(queues: Record<QueueName, Queue>, redis: Redis, keys: Keys): QueueSource {
+  return {
+    queues: RECORD_QUEUES.map((name) => queues[name]),
+    deadLetter: queues[QUEUE_NAMES.deadLetter],
+    counters: () => redis.hgetall(keys.counters),
+  };
+}
+
+/**
+ * `taxsync work` has no webhook server: with TAXSYNC_METRICS_PORT set it answers GET /metrics
+ * (and nothing else) on a listener of its own. Registers its shutdown; resolves to its URL.
+ */
+export async function serveMetrics(deps: { metrics: Metrics; host: string; port: number; logger: Logger; lifecycle: Lifecycle }): Promise<string> {
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found', message: 'only GET /metrics here' }));
+      return;
+    }
+    deps.metrics.registry.metrics().then(
+      (text) => response.writeHead(200, { 'content-type': deps.metrics.registry.contentType }).end(text),
+      (error: unknown) => {
+        deps.logger.error({ err: error }, 'metrics failed');
+        response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'internal', message: 'internal error' }));
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(deps.port, deps.host, () => resolve());
+  });
+  deps.lifecycle.onShutdown('metrics http', () => new Promise<void>((resolve) => server.close(() => resolve())));
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  deps.logger.info({ address: url }, `metrics on ${url}/metrics`);
+  return url;
+}
