@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+export interface BenchRedis {
+  url: string;
+  /** redis-server's version, from INFO server. */
+  version: string;
+  /** Deletes every key under `prefix` (used when REDIS_URL is shared). */
+  clear(prefix: string): Promise<void>;
+  /** Sum of MEMORY USAGE (SAMPLES 0) over every key under `prefix`. */
+  bytesUnder(prefix: string): Promise<{ bytes: number; keys: number }>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPing(port: number, deadlineMs = 10_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.setTimeout(500);
+      socket.once('connect', () => socket.write('PING\r\n'));
+      socket.once('data', (d) => {
+        socket.destroy();
+        resolve(d.toString().startsWith('+PONG'));
+      });
+      socket.once('error', () => resolve(false));
+      socket.once('timeout', () => {
+        socket.destroy();
+        resolve(false);
+      });
+    });
+    if (ok) return;
+    if (Date.now() > until) throw new Error(`redis-server on port ${port} did not answer PING`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function scanKeys(client: Redis, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  // Prefixes are hash tags such as {bench-…}: escape the glob characters.
+  const pattern = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+  let cursor = '0';
+  do {
+    const [next, batch] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  return keys;
+}
+
+/** REDIS_URL when set (the bench keeps to its own prefixes), else a redis-server of its own on a free port. */
+export async function startBenchRedis(): Promise<BenchRedis> {
+  let url = process.env.REDIS_URL;
+  let stopServer = async (): Promise<void> => {};
+  if (!url) {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'taxsync-bench-redis-'));
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+      stdio: 'ignore',
+    });
+    const spawned = await new Promise<boolean>((resolve) => {
+      child.once('spawn', () => resolve(true));
+      child.once('error', () => resolve(false));
+    });
+    if (!spawned) throw new Error('redis-server could not be started: install it or set REDIS_URL');
+    await waitForPing(port);
+    url = `redis://127.0.0.1:${port}`;
+    stopServer = async () => {
+      await new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  const client = new Redis(url, { maxRetriesPerRequest: null });
+  const info = await client.info('server');
+  const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown';
+  return {
+    url,
+    version,
+    async clear(prefix) {
+      const keys = await scanKeys(client, prefix);
+      for (let i = 0; i < keys.length; i += 1000) await client.unlink(...keys.slice(i, i + 1000));
+    },
+    async bytesUnder(prefix) {
+      const keys = await scanKeys(client, prefix);
+      let bytes = 0;
+      for (let i = 0; i < keys.length; i += 1000) {
+        const pipeline = client.pipeline();
+        for (const key of keys.slice(i, i + 1000)) pipeline.call('MEMORY', 'USAGE', key, 'SAMPLES', '0');
+        for (const [error, value] of (await pipeline.exec()) ?? []) if (!error) bytes += Number(value ?? 0);
+      }
+      return { bytes, keys: keys.length };
+    },
+    async stop() {
+      client.disconnect();
+      await stopServer();
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { BenchContext } from '../run.js';
+import { startBaselineQueue, startBaselineWorker } from '../lib/baseline.js';
+import type { FakeApi } from '../lib/fake-api.js';
+import { envInt, round, type ScenarioResult } from '../lib/report.js';
+import { benchConfig, invoiceEvent, startProducer, startTaxsyncWorkers } from '../lib/taxsync.js';
+
+interface Outcome {
+  calls: number;
+  maxPerRecord: number;
+  /** Records whose newest PUT carries the last update's unit price. */
+  finalCorrect: number;
+}
+
+function outcome(api: FakeApi, versions: number): Outcome {
+  let maxPerRecord = 0;
+  let finalCorrect = 0;
+  for (const { count, lastBody } of api.byRecord.values()) {
+    maxPerRecord = Math.max(maxPerRecord, count);
+    const body = JSON.parse(lastBody) as { items?: { unit_price?: string }[] };
+    if (Number(body.items?.[0]?.unit_price) === versions) finalCorrect += 1;
+  }
+  return { calls: api.puts, maxPerRecord, finalCorrect };
+}
+
+async function settle(check: () => Promise<boolean>, quietMs: number, deadlineMs: number): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  let quietSince: number | undefined;
+  for (;;) {
+    if (await check()) {
+      quietSince ??= Date.now();
+      if (Date.now() - quietSince >= quietMs) return;
+    } else quietSince = undefined;
+    if (Date.now() > until) throw new Error('the queue did not settle before the deadline');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * Scenario 4: U updates over R records in one burst, workers running. taxsync must make ≤ 2 API
+ * calls per record and end on the last update; the bare worker makes one call per update.
+ */
+export async function coalescing(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const recordCount = envInt('BENCH_COALESCE_RECORDS', 100);
+  const updates = envInt('BENCH_COALESCE_UPDATES', 10_000);
+  const versions = Math.ceil(updates / recordCount);
+  const concurrency = envInt('TAXSYNC_CONCURRENCY_TRANSACTIONS', 50);
+  const deadlineMs = envInt('BENCH_DEADLINE_MS', 300_000);
+  const { api, redis } = ctx;
+  // Version-major order: each record's updates are spread over the whole burst.
+  const order: { record: number; version: number }[] = [];
+  for (let version = 1; version <= versions; version++) for (let record = 0; record < recordCount; record++) order.push({ record, version });
+
+  const prefix = ctx.prefix('coalesce');
+  const config = benchConfig(redis.url, prefix, api.url, { TAXSYNC_CONCURRENCY_TRANSACTIONS: String(concurrency) });
+  const producer = await startProducer(config, redis.url);
+  api.reset();
+  const workers = await startTaxsyncWorkers(config, redis.url, api.url);
+  const events = order.map(({ record, version }) => invoiceEvent(`co-${record}`, version));
+  const started = performance.now();
+  await producer.acceptAll(events, 100, 8);
+  await settle(() => producer.idle(), 500, deadlineMs);
+  const taxsyncMs = performance.now() - started - 500;
+  const taxsync = outcome(api, versions);
+  await workers.stop();
+  await producer.close();
+  await redis.clear(prefix);
+
+  // Baseline: one job per update, each a prepared PUT of that update's body.
+  const basePrefix = ctx.prefix('coalesce-base');
+  const template = api.byRecord.get('co-0')?.lastBody;
+  if (!template) throw new Error('taxsync sent no PUT for co-0');
+  const bodies = order.map(({ record, version }) =>
+    template.replace('"external_id":"co-0"', `"external_id":"co-${record}"`).replace(/"unit_price":"[^"]*"/, `"unit_price":"${version}.00"`),
+  );
+  api.reset();
+  const queue = await startBaselineQueue(redis.url, basePrefix, 'bench-coalesce');
+  const worker = await startBaselineWorker(redis.url, basePrefix, 'bench-coalesce', api.url, concurrency);
+  const baseStarted = performance.now();
+  await queue.addAll(bodies, 100);
+  await api.waitForPuts(bodies.length, deadlineMs);
+  const baselineMs = performance.now() - baseStarted;
+  const baseline = outcome(api, versions);
+  await worker.close();
+  await queue.close();
+  await redis.clear(basePrefix);
+
+  const perRecord = taxsync.calls / recordCount;
+  const pass = taxsync.maxPerRecord <= 2 && taxsync.finalCorrect === recordCount;
+  return [
+    {
+      id: '4',
+      name: 'coalescing',
+      metric: 'API calls/record',
+      taxsync: perRecord,
+      baseline: baseline.calls / recordCount,
+      ratio: perRecord / (baseline.calls / recordCount),
+      ratioMeaning: 'taxsync calls ÷ baseline calls (lower is better)',
+      target: '≤ 2/record, final = last',
+      pass,
+      details: {
+        records: recordCount,
+        updates: events.length,
+        taxsync: { ...taxsync, ms: round(taxsyncMs) },
+        baseline: { ...baseline, ms: round(baselineMs) },
+      },
+    },
+  ];
+}
