@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort, waitForPing } from '../../src/runtime/redis-probe.js';
 
 export interface BenchRedis {
   url: string;
@@ -14,41 +14,6 @@ export interface BenchRedis {
   /** Sum of MEMORY USAGE (SAMPLES 0) over every key under `prefix`. */
   bytesUnder(prefix: string): Promise<{ bytes: number; keys: number }>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPing(port: number, deadlineMs = 10_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.setTimeout(500);
-      socket.once('connect', () => socket.write('PING\r\n'));
-      socket.once('data', (d) => {
-        socket.destroy();
-        resolve(d.toString().startsWith('+PONG'));
-      });
-      socket.once('error', () => resolve(false));
-      socket.once('timeout', () => {
-        socket.destroy();
-        resolve(false);
-      });
-    });
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`redis-server on port ${port} did not answer PING`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function scanKeys(client: Redis, prefix: string): Promise<string[]> {

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TaxsyncError } from '../domain/errors.js';
+import { answersPing, waitForPing } from './redis-probe.js';
 
 export interface EmbeddedRedis {
   /** A `redis+unix://` style target for ioredis: the socket path. */
@@ -19,23 +19,6 @@ function socketPathFor(dataDir: string): string {
   // Unix socket paths are limited to ~104 bytes; fall back to a short path unique to the folder.
   if (preferred.length < 100) return preferred;
   return join(tmpdir(), `taxsync-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}.sock`);
-}
-
-async function answersPing(socketPath: string): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect(socketPath);
-    socket.setTimeout(500);
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => {
-      socket.destroy();
-      done(d.toString().startsWith('+PONG'));
-    });
-    socket.once('error', () => done(false));
-    socket.once('timeout', () => {
-      socket.destroy();
-      done(false);
-    });
-  });
 }
 
 /**
@@ -73,13 +56,11 @@ export async function startEmbeddedRedis(dataDirInput: string): Promise<Embedded
       'REDIS_URL is not set and redis-server is not installed: install Redis (apt-get install redis-server, brew install redis) or set REDIS_URL',
     );
   }
-  const until = Date.now() + 10_000;
-  while (!(await answersPing(socketPath))) {
-    if (child.exitCode !== null || Date.now() > until) {
-      child.kill('SIGKILL');
-      throw new TaxsyncError('REDIS_UNAVAILABLE', `the local redis-server did not start (data under ${dataDir})`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    await waitForPing(socketPath, 10_000, () => child.exitCode !== null);
+  } catch {
+    child.kill('SIGKILL');
+    throw new TaxsyncError('REDIS_UNAVAILABLE', `the local redis-server did not start (data under ${dataDir})`);
   }
   return {
     socketPath,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, connect } from 'node:net';
+import { freePort, waitForPing } from '../../src/runtime/redis-probe.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,42 +14,10 @@ declare module 'vitest' {
 const INSTALL_HINT =
   'No Redis for the tests: set REDIS_URL, or install redis-server (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or start Docker for testcontainers.';
 
-/** Picks a free loopback port by binding port 0 and releasing it. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../src/runtime/redis-probe.js';
 
 /** Resolves once something answers a Redis PING on the port, or rejects after `deadlineMs`. */
-export async function waitForRedis(port: number, deadlineMs = 10_000): Promise<void> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.setTimeout(500);
-      socket.once('connect', () => socket.write('PING\r\n'));
-      socket.once('data', (d) => {
-        socket.destroy();
-        resolve(d.toString().startsWith('+PONG'));
-      });
-      socket.once('error', () => resolve(false));
-      socket.once('timeout', () => {
-        socket.destroy();
-        resolve(false);
-      });
-    });
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`redis-server on port ${port} did not answer PING`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export const waitForRedis = (port: number, deadlineMs = 10_000): Promise<void> => waitForPing(port, deadlineMs);
 
 async function startLocalRedis(): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
   const port = await freePort();
