@@ -94,9 +94,13 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       last_failed_at: now,
     });
     if (record && state) {
-      await deps.records.markApplied(record, state.seq, state.event, clock());
-      await deps.records.setFields(record, { first_failed_at: null, waiting_since: null, create_pending: null });
-      await trace(record, { step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` });
+      await deps.records.markApplied(record, state.seq, state.event, clock(), {
+        fields: { first_failed_at: null, waiting_since: null, create_pending: null },
+        trace: {
+          entry: { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` },
+          settings: deps.trace,
+        },
+      });
     }
     deps.logger.warn({ jobId: job.id, code: error.code, deadLetterId: entry.id, ...(record ?? {}) }, 'dead-lettered');
   }
@@ -178,14 +182,20 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       }
       if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome.reason);
 
-      await deps.records.setFields(record, {
-        first_failed_at: null,
-        waiting_since: null,
-        create_pending: null,
-        ...(outcome.taxId ? { tax_id: outcome.taxId } : {}),
+      const now = clock();
+      const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
+        fields: { first_failed_at: null, waiting_since: null, create_pending: null, ...(outcome.taxId ? { tax_id: outcome.taxId } : {}) },
+        trace: {
+          entry: {
+            at: now.toISOString(),
+            step: 'answered',
+            event_id: state.event.id,
+            ...(outcome.status ? { status: outcome.status } : {}),
+            detail: outcome.detail,
+          },
+          settings: deps.trace,
+        },
       });
-      await trace(record, { step: 'answered', event_id: state.event.id, ...(outcome.status ? { status: outcome.status } : {}), detail: outcome.detail });
-      const newer = await deps.records.markApplied(record, state.seq, state.event, clock());
       if (newer === 0) return 'applied';
       if (loop + 1 >= maxLoops) {
         // A record updated faster than we send: yield so other records get their turn.

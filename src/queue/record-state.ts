@@ -1,8 +1,9 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
-import { withScripts } from './redis-scripts.js';
+import { scriptedMulti, withScripts } from './redis-scripts.js';
+import { appendTrace, type TraceEntry, type TraceSettings } from './trace.js';
 
 /** What the latest-state store holds for one record. */
 export interface RecordState {
@@ -34,11 +35,31 @@ export interface RecordStore {
    * retried by itself; a newer event or a replay brings the record back). Returns 0 when nothing
    * newer arrived meanwhile, else the newer seq to process next.
    */
-  markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date): Promise<number>;
+  markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also?: AppliedWith): Promise<number>;
   /** Sets or clears bookkeeping fields of the record's state. */
-  setFields(key: RecordKey, fields: Partial<Record<'tax_id' | 'waiting_since' | 'first_failed_at' | 'create_pending', string | null>>): Promise<void>;
+  setFields(key: RecordKey, fields: StateFields): Promise<void>;
   /** Records with events not yet applied (the recovery sweep re-queues those that lost their job). */
   dirty(cursor: string, count: number): Promise<[string, string[]]>;
+}
+
+export type StateFields = Partial<Record<'tax_id' | 'waiting_since' | 'first_failed_at' | 'create_pending', string | null>>;
+
+/** What markApplied writes in the same transaction. */
+export interface AppliedWith {
+  fields?: StateFields;
+  trace?: { entry: TraceEntry; settings: TraceSettings };
+}
+
+/** Sets (string) or clears (null) bookkeeping fields of a record's state, on a MULTI. */
+function queueFields(multi: ChainableCommander, stateKey: string, fields: StateFields): void {
+  const set: string[] = [];
+  const del: string[] = [];
+  for (const [field, value] of Object.entries(fields)) {
+    if (value === null) del.push(field);
+    else if (value !== undefined) set.push(field, value);
+  }
+  if (set.length > 0) multi.hset(stateKey, ...set);
+  if (del.length > 0) multi.hdel(stateKey, ...del);
 }
 
 function parseStored(json: string | null | undefined): CanonicalEvent | undefined {
@@ -73,9 +94,13 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
       createPending: createPending ?? undefined,
     };
   }
-  async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date): Promise<number> {
+  async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also: AppliedWith = {}): Promise<number> {
     const recordKey = recordKeyString(key);
-    return redis.taxsyncMarkApplied(
+    // The bookkeeping fields, the trace line and the mark go in one round trip (a job's hot path).
+    const multi = scriptedMulti(redis);
+    if (also.fields) queueFields(multi, keys.state(recordKey), also.fields);
+    if (also.trace) appendTrace(multi, keys, recordKey, also.trace.entry, also.trace.settings);
+    multi.taxsyncMarkApplied(
       keys.state(recordKey),
       keys.dirty,
       seq,
@@ -85,21 +110,17 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
       now.getTime(),
       event ? JSON.stringify(event) : '',
     );
+    const results = await multi.exec();
+    if (results === null) throw new Error('Redis transaction was aborted');
+    for (const [error] of results) if (error) throw error;
+    return Number(results.at(-1)?.[1]);
   }
   return {
     read,
     markApplied,
     async setFields(key, fields) {
-      const stateKey = keys.state(recordKeyString(key));
-      const set: string[] = [];
-      const del: string[] = [];
-      for (const [field, value] of Object.entries(fields)) {
-        if (value === null) del.push(field);
-        else if (value !== undefined) set.push(field, value);
-      }
       const multi = redis.multi();
-      if (set.length > 0) multi.hset(stateKey, ...set);
-      if (del.length > 0) multi.hdel(stateKey, ...del);
+      queueFields(multi, keys.state(recordKeyString(key)), fields);
       await multi.exec();
     },
     dirty: (cursor, count) => redis.sscan(keys.dirty, cursor, 'COUNT', count),
