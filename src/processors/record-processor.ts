@@ -9,7 +9,7 @@ import type { DeadLetterStore } from '../queue/dead-letter.js';
 import { RecordJobData } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
 import type { RecordState, RecordStore } from '../queue/record-state.js';
-import { appendTrace, type TraceEntry, type TraceSettings } from '../queue/trace.js';
+import { appendTraces, type TraceEntry, type TraceSettings } from '../queue/trace.js';
 import type { HandlerContext, RecordHandler } from './types.js';
 
 export interface WaitPolicy {
@@ -64,13 +64,19 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     }
   };
 
-  async function trace(record: RecordKey, entry: Omit<TraceEntry, 'at'>): Promise<void> {
+  /**
+   * Writes `held` (lines kept back, oldest first, emptied) and then `entry`. The 'sent' line is
+   * held back and written with whatever comes next (usually the 'answered' line in markApplied's
+   * transaction), so a job's hot path has one Redis round trip for its trace. A worker that dies
+   * during the call loses only that line; the job itself is recovered.
+   */
+  async function trace(record: RecordKey, entry: Omit<TraceEntry, 'at'>, held: TraceEntry[] = []): Promise<void> {
     const multi = deps.redis.multi();
-    appendTrace(multi, deps.keys, recordKeyString(record), { at: clock().toISOString(), ...entry }, deps.trace);
+    appendTraces(multi, deps.keys, recordKeyString(record), [...held.splice(0), { at: clock().toISOString(), ...entry }], deps.trace);
     await multi.exec();
   }
 
-  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError): Promise<void> {
+  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = []): Promise<void> {
     const now = clock().toISOString();
     // The same version dead-lettered twice (a crash between the two writes below) is one entry.
     const id = createHash('sha256')
@@ -97,7 +103,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       await deps.records.markApplied(record, state.seq, state.event, clock(), {
         fields: { first_failed_at: null, waiting_since: null, create_pending: null },
         trace: {
-          entry: { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` },
+          entries: [...held.splice(0), { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` }],
           settings: deps.trace,
         },
       });
@@ -105,7 +111,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     deps.logger.warn({ jobId: job.id, code: error.code, deadLetterId: entry.id, ...(record ?? {}) }, 'dead-lettered');
   }
 
-  async function onFailure(job: Job, record: RecordKey, state: RecordState, thrown: unknown): Promise<ProcessResult> {
+  async function onFailure(job: Job, record: RecordKey, state: RecordState, thrown: unknown, held: TraceEntry[]): Promise<ProcessResult> {
     const error = isTaxsyncError(thrown)
       ? thrown
       : new TaxsyncError('INTERNAL_ERROR', `unexpected error: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown });
@@ -113,7 +119,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
 
     if (error.code === 'API_RATE_LIMITED') {
       const pauseMs = error.retryAfterMs ?? deps.rateLimitFallbackMs ?? 1_000;
-      await trace(record, { step: 'retry', code: error.code, detail: `rate limited: queue paused ${pauseMs} ms` });
+      await trace(record, { step: 'retry', code: error.code, detail: `rate limited: queue paused ${pauseMs} ms` }, held);
       // Slows the whole queue, not just this job; the job goes back without using an attempt.
       await deps.queue.rateLimit(pauseMs);
       report('rate-limited');
@@ -121,27 +127,27 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     }
     const attempts = job.opts.attempts ?? 1;
     if (error.retryable && job.attemptsMade + 1 < attempts) {
-      await trace(record, { step: 'retry', code: error.code, detail: `attempt ${job.attemptsMade + 1} of ${attempts}: ${error.message}` });
+      await trace(record, { step: 'retry', code: error.code, detail: `attempt ${job.attemptsMade + 1} of ${attempts}: ${error.message}` }, held);
       deps.logger.info({ jobId: job.id, code: error.code, attempt: job.attemptsMade + 1 }, 'will retry');
       report('retried');
       throw error;
     }
-    await deadLetter(job, record, state, error);
+    await deadLetter(job, record, state, error, held);
     return 'dead-lettered';
   }
 
-  async function waitLater(job: Job, token: string | undefined, record: RecordKey, state: RecordState, reason: string): Promise<ProcessResult> {
+  async function waitLater(job: Job, token: string | undefined, record: RecordKey, state: RecordState, reason: string, held: TraceEntry[]): Promise<ProcessResult> {
     const now = clock().getTime();
     const since = state.waitingSince ?? now;
     if (state.waitingSince === undefined) await deps.records.setFields(record, { waiting_since: String(now) });
     if (now - since >= wait.deadlineMs) {
       const hours = Math.round(wait.deadlineMs / 360_000) / 10;
-      await deadLetter(job, record, state, new TaxsyncError('WAITING_EXPIRED', `${reason}; gave up after ${hours} h`));
+      await deadLetter(job, record, state, new TaxsyncError('WAITING_EXPIRED', `${reason}; gave up after ${hours} h`), held);
       return 'dead-lettered';
     }
     const bound = Math.min(wait.capMs, Math.max(wait.baseMs, now - since));
     const delay = Math.round(bound / 2 + (random() * bound) / 2);
-    await trace(record, { step: 'waiting', detail: `${reason}; re-checking in ${Math.round(delay / 1000)} s` });
+    await trace(record, { step: 'waiting', detail: `${reason}; re-checking in ${Math.round(delay / 1000)} s` }, held);
     await job.moveToDelayed(now + delay, token);
     report('waiting');
     throw new DelayedError();
@@ -160,7 +166,10 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       return 'dead-lettered';
     }
     const record = data.data.record;
-    const logger = deps.logger.child({ jobId: job.id, queue: deps.queue.name, source: record.source, external_id: record.external_id });
+    // Made only when a handler logs: a child logger per job is measurable CPU on the hot path.
+    let logger: Logger | undefined;
+    const jobLogger = (): Logger =>
+      (logger ??= deps.logger.child({ jobId: job.id, queue: deps.queue.name, source: record.source, external_id: record.external_id }));
     for (let loop = 0; ; loop++) {
       const state = await deps.records.read(record);
       if (state.seq <= state.appliedSeq) {
@@ -171,28 +180,40 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         await deadLetter(job, record, state, new TaxsyncError('JOB_INVALID', 'the newest event of this record cannot be read back'));
         return 'dead-lettered';
       }
-      const ctx: HandlerContext = { record, state, logger, trace: (entry) => trace(record, entry) };
-      await trace(record, { step: 'sent', event_id: state.event.id, occurred_at: state.event.occurred_at, detail: state.event.type });
+      const held: TraceEntry[] = [
+        { at: clock().toISOString(), step: 'sent', event_id: state.event.id, occurred_at: state.event.occurred_at, detail: state.event.type },
+      ];
+      const ctx: HandlerContext = {
+        record,
+        state,
+        get logger() {
+          return jobLogger();
+        },
+        trace: (entry) => trace(record, entry, held),
+      };
       let outcome;
       try {
         outcome = await deps.handler(state.event, ctx);
       } catch (error) {
         if (error instanceof DelayedError || (error as Error)?.name === 'RateLimitError') throw error;
-        return onFailure(job, record, state, error);
+        return onFailure(job, record, state, error, held);
       }
-      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome.reason);
+      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome.reason, held);
 
       const now = clock();
       const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
         fields: { first_failed_at: null, waiting_since: null, create_pending: null, ...(outcome.taxId ? { tax_id: outcome.taxId } : {}) },
         trace: {
-          entry: {
-            at: now.toISOString(),
-            step: 'answered',
-            event_id: state.event.id,
-            ...(outcome.status ? { status: outcome.status } : {}),
-            detail: outcome.detail,
-          },
+          entries: [
+            ...held.splice(0),
+            {
+              at: now.toISOString(),
+              step: 'answered',
+              event_id: state.event.id,
+              ...(outcome.status ? { status: outcome.status } : {}),
+              detail: outcome.detail,
+            },
+          ],
           settings: deps.trace,
         },
       });

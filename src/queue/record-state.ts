@@ -2,8 +2,8 @@ import type { ChainableCommander, Redis } from 'ioredis';
 import { parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
-import { scriptedMulti, withScripts } from './redis-scripts.js';
-import { appendTrace, type TraceEntry, type TraceSettings } from './trace.js';
+import { withScripts } from './redis-scripts.js';
+import { traceLine, type TraceEntry, type TraceSettings } from './trace.js';
 
 /** What the latest-state store holds for one record. */
 export interface RecordState {
@@ -38,6 +38,11 @@ export interface RecordStore {
   markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also?: AppliedWith): Promise<number>;
   /** Sets or clears bookkeeping fields of the record's state. */
   setFields(key: RecordKey, fields: StateFields): Promise<void>;
+  /**
+   * Whether the record holds a version not yet applied: two small fields, no event read or
+   * parsed (checked after every completed job, so it stays cheap).
+   */
+  hasUnapplied(key: RecordKey): Promise<boolean>;
   /** Records with events not yet applied (the recovery sweep re-queues those that lost their job). */
   dirty(cursor: string, count: number): Promise<[string, string[]]>;
 }
@@ -47,7 +52,8 @@ export type StateFields = Partial<Record<'tax_id' | 'waiting_since' | 'first_fai
 /** What markApplied writes in the same transaction. */
 export interface AppliedWith {
   fields?: StateFields;
-  trace?: { entry: TraceEntry; settings: TraceSettings };
+  /** Trace lines, oldest first. */
+  trace?: { entries: readonly TraceEntry[]; settings: TraceSettings };
 }
 
 /** Sets (string) or clears (null) bookkeeping fields of a record's state, on a MULTI. */
@@ -64,7 +70,13 @@ function queueFields(multi: ChainableCommander, stateKey: string, fields: StateF
 
 function parseStored(json: string | null | undefined): CanonicalEvent | undefined {
   if (!json) return undefined;
-  const parsed = parseCanonicalEvent(JSON.parse(json));
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  const parsed = parseCanonicalEvent(value);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -82,9 +94,15 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
       'create_pending',
       'applied_event',
     );
+    // The applied event is parsed only when a handler asks for it (cancellations, refunds): most
+    // jobs never look at it, and parsing an event is a large part of a job's own CPU time.
+    let applied: { event: CanonicalEvent | undefined } | undefined;
     return {
       event: parseStored(eventJson),
-      appliedEvent: parseStored(appliedJson),
+      get appliedEvent() {
+        applied ??= { event: parseStored(appliedJson) };
+        return applied.event;
+      },
       eventJson: eventJson ?? undefined,
       seq: Number(seq ?? 0),
       appliedSeq: Number(appliedSeq ?? 0),
@@ -96,24 +114,36 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
   }
   async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also: AppliedWith = {}): Promise<number> {
     const recordKey = recordKeyString(key);
-    // The bookkeeping fields, the trace line and the mark go in one round trip (a job's hot path).
-    const multi = scriptedMulti(redis);
-    if (also.fields) queueFields(multi, keys.state(recordKey), also.fields);
-    if (also.trace) appendTrace(multi, keys, recordKey, also.trace.entry, also.trace.settings);
-    multi.taxsyncMarkApplied(
-      keys.state(recordKey),
-      keys.dirty,
-      seq,
-      event ? Date.parse(event.occurred_at) : 0,
-      event?.id ?? '',
-      recordKey,
-      now.getTime(),
-      event ? JSON.stringify(event) : '',
-    );
-    const results = await multi.exec();
-    if (results === null) throw new Error('Redis transaction was aborted');
-    for (const [error] of results) if (error) throw error;
-    return Number(results.at(-1)?.[1]);
+    const set: string[] = [];
+    const clear: string[] = [];
+    for (const [field, value] of Object.entries(also.fields ?? {})) {
+      if (value === null) clear.push(field);
+      else if (value !== undefined) set.push(field, value);
+    }
+    const traceLines = also.trace && also.trace.settings.maxEntries > 0 ? also.trace.entries.map(traceLine) : [];
+    const run = (applied: string) =>
+      redis.taxsyncMarkApplied(
+        keys.state(recordKey),
+        keys.dirty,
+        keys.trace(recordKey),
+        seq,
+        event ? Date.parse(event.occurred_at) : 0,
+        event?.id ?? '',
+        recordKey,
+        now.getTime(),
+        applied,
+        also.trace?.settings.maxEntries ?? 0,
+        also.trace?.settings.maxAgeMs ?? 0,
+        set.length / 2,
+        clear.length,
+        ...set,
+        ...clear,
+        ...traceLines,
+      );
+    // Usually the event applied is still the one held, and Redis copies it; when a newer one has
+    // replaced it meanwhile (-seq), the event is sent.
+    const result = Number(await run('='));
+    return result >= 0 ? result : Number(await run(event ? JSON.stringify(event) : ''));
   }
   return {
     read,
@@ -122,6 +152,10 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
       const multi = redis.multi();
       queueFields(multi, keys.state(recordKeyString(key)), fields);
       await multi.exec();
+    },
+    async hasUnapplied(key) {
+      const [seq, appliedSeq] = await redis.hmget(keys.state(recordKeyString(key)), 'seq', 'applied_seq');
+      return Number(seq ?? 0) > Number(appliedSeq ?? 0);
     },
     dirty: (cursor, count) => redis.sscan(keys.dirty, cursor, 'COUNT', count),
   };

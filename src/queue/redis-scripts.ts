@@ -37,12 +37,41 @@ trace(ARGV[9])
 return seq
 `;
 
-// After a successful API call for the state read at seq ARGV[1]. Keeps the applied event (a later
-// partial cancellation is merged over it). Returns 0 when nothing newer arrived meanwhile (the
-// record leaves the dirty set), else the newer seq to process next.
+// After a successful API call (or a dead letter) for the state read at seq ARGV[1]: one script, so
+// a job's hot path costs one round trip. Keeps the applied event (a later partial cancellation is
+// merged over it): ARGV[6] '=' means "the event held", copied inside Redis while it is still
+// version ARGV[1] (the usual case, and no event sent over the wire); when a newer event has
+// replaced it, nothing is written and -seq is returned, and the caller sends the event itself.
+// Also sets / clears bookkeeping fields and appends trace lines (oldest first). Returns 0 when
+// nothing newer arrived meanwhile (the record leaves the dirty set), else the newer seq.
+// ARGV: 1 seq, 2 occurred_at ms, 3 event id, 4 record key, 5 applied at ms, 6 applied event,
+// 7 trace max, 8 trace max age ms, 9 fields to set (pairs, count), 10 fields to clear (count),
+// then the set pairs, the cleared names and the trace lines.
 const MARK_APPLIED = `
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5], 'applied_event', ARGV[6])
+local applied = ARGV[6]
+if applied == '=' then
+  if seq ~= tonumber(ARGV[1]) then return -seq end
+  applied = redis.call('HGET', KEYS[1], 'event') or ''
+end
+redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5], 'applied_event', applied)
+local n_set = tonumber(ARGV[9])
+local n_del = tonumber(ARGV[10])
+local i = 11
+if n_set > 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, i, i + 2 * n_set - 1))
+  i = i + 2 * n_set
+end
+if n_del > 0 then
+  redis.call('HDEL', KEYS[1], unpack(ARGV, i, i + n_del - 1))
+  i = i + n_del
+end
+local trace_max = tonumber(ARGV[7])
+if trace_max > 0 and i <= #ARGV then
+  redis.call('LPUSH', KEYS[3], unpack(ARGV, i, #ARGV))
+  redis.call('LTRIM', KEYS[3], 0, trace_max - 1)
+  redis.call('PEXPIRE', KEYS[3], ARGV[8])
+end
 if seq <= tonumber(ARGV[1]) then
   redis.call('SREM', KEYS[2], ARGV[4])
   return 0
@@ -92,16 +121,8 @@ export interface TaxsyncCommands {
     traceMaxAgeMs: number,
     receivedTraceEntry: string,
   ): Promise<number>;
-  taxsyncMarkApplied(
-    stateKey: string,
-    dirtyKey: string,
-    seq: number,
-    occurredAtMs: number,
-    eventId: string,
-    recordKey: string,
-    appliedAtMs: number,
-    appliedEventJson: string,
-  ): Promise<number>;
+  /** See MARK_APPLIED for the arguments after the keys. */
+  taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, ...args: (string | number)[]): Promise<number>;
 }
 
 type Scripted = Redis & TaxsyncCommands;
@@ -113,7 +134,7 @@ const defined = new WeakSet<object>();
 export function withScripts(client: Redis): Scripted {
   if (!defined.has(client)) {
     client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 4, lua: RECORD_EVENT });
-    client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 2, lua: MARK_APPLIED });
+    client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 3, lua: MARK_APPLIED });
     client.defineCommand('taxsyncReplayMark', { numberOfKeys: 2, lua: REPLAY_MARK });
     defined.add(client);
   }

@@ -25,8 +25,7 @@ export function createRequeuer(deps: {
   retry?: RetryPolicy | RetryPolicies;
 }): Requeuer {
   async function ensureQueued(record: RecordKey): Promise<boolean> {
-    const state = await deps.records.read(record);
-    if (state.seq <= state.appliedSeq) return false;
+    if (!(await deps.records.hasUnapplied(record))) return false;
     const key = recordKeyString(record);
     const queue = deps.queues[queueForKind(record.kind)];
     if (await queue.getJob(key)) return false;

@@ -41,17 +41,22 @@ export function traceLine(entry: TraceEntry): string {
   return JSON.stringify(entry);
 }
 
+type TraceChain = {
+  lpush(key: string, ...values: string[]): unknown;
+  ltrim(key: string, a: number, b: number): unknown;
+  pexpire(key: string, ms: number): unknown;
+};
+
 /** Appends on a pipeline or MULTI (bounded in size and age). */
-export function appendTrace(
-  chain: { lpush(key: string, value: string): unknown; ltrim(key: string, a: number, b: number): unknown; pexpire(key: string, ms: number): unknown },
-  keys: Keys,
-  recordKey: string,
-  entry: TraceEntry,
-  settings: TraceSettings,
-): void {
-  if (settings.maxEntries <= 0) return;
+export function appendTrace(chain: TraceChain, keys: Keys, recordKey: string, entry: TraceEntry, settings: TraceSettings): void {
+  appendTraces(chain, keys, recordKey, [entry], settings);
+}
+
+/** Appends several lines, oldest first, with one trim and one expiry. */
+export function appendTraces(chain: TraceChain, keys: Keys, recordKey: string, entries: readonly TraceEntry[], settings: TraceSettings): void {
+  if (settings.maxEntries <= 0 || entries.length === 0) return;
   const key = keys.trace(recordKey);
-  chain.lpush(key, traceLine(entry));
+  chain.lpush(key, ...entries.map(traceLine));
   chain.ltrim(key, 0, settings.maxEntries - 1);
   chain.pexpire(key, settings.maxAgeMs);
 }

@@ -52,10 +52,19 @@ export async function startWork(deps: {
     connection.disconnect();
     return Promise.resolve();
   });
+  // taxsync's own state (latest state, trace, ledgers) on a connection of its own: ioredis copies
+  // every script defined on a connection into each MULTI it opens, and BullMQ defines dozens on
+  // its connection. Auto-pipelining sends the commands of concurrent jobs in one write.
+  const state = createRedis(deps.redisTarget, 'worker', { connectionName: 'taxsync-state', enableAutoPipelining: true });
+  state.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  lifecycle.onShutdown('redis (worker state)', () => {
+    state.disconnect();
+    return Promise.resolve();
+  });
   const queues = createQueues(connection, prefix);
   lifecycle.onShutdown('queues (workers)', () => closeQueues(queues));
   const keys = createKeys(prefix);
-  const records = createRecordStore(connection, keys);
+  const records = createRecordStore(state, keys);
   const deadLetters = createDeadLetterStore(queues['dead-letter']);
   const retry = config.queue.retry;
   const requeuer = createRequeuer({ queues, records, retry });
@@ -68,10 +77,10 @@ export async function startWork(deps: {
       const exemption = createExemptionHandler({ tax: deps.tax, records, settings: mapping });
       return (event, ctx) => (ctx.record.kind === 'exemption' ? exemption(event, ctx) : customer(event, ctx));
     })(),
-    transactions: createTransactionHandler({ tax: deps.tax, records, ledger: createRefundLedger(connection, keys), settings: mapping }),
+    transactions: createTransactionHandler({ tax: deps.tax, records, ledger: createRefundLedger(state, keys), settings: mapping }),
     'vat-submissions': createVatHandler({
       vat: deps.vat,
-      ledger: createVatLedger(connection, keys, { leaseMs: config.queue.vat.leaseMs }),
+      ledger: createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs }),
       settings: deps.settings.vat,
       reference: createVatReferenceData(deps.vat, deps.settings.vat, { ttlMs: config.queue.vat.referenceTtlMs }),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
@@ -96,7 +105,7 @@ export async function startWork(deps: {
         handler: handlers[name],
         records,
         deadLetters,
-        redis: connection,
+        redis: state,
         keys,
         trace: config.trace,
         logger: logger.child({ queue: name }),
