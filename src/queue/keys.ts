@@ -4,10 +4,14 @@
  */
 export interface Keys {
   readonly prefix: string;
-  /** Hash: newest event and applied version of one record (the latest-state store). */
+  /** Hash: the latest-state store's small fields of one record (seq, applied seq, tax id…). */
   state(recordKey: string): string;
   /** Set of record keys with events not yet applied (for recovery sweeps). */
   readonly dirty: string;
+  /** String: a record's newest event while it is not yet applied (then renamed to `applied`). */
+  event(recordKey: string): string;
+  /** String: the version of a record last applied (or dead-lettered). */
+  applied(recordKey: string): string;
   /** List: a record's bounded history for `taxsync trace`. */
   trace(recordKey: string): string;
   /** String: a webhook delivery already accepted (dedupe). */
@@ -34,6 +38,8 @@ export function createKeys(prefix: string): Keys {
   return {
     prefix,
     state: (recordKey) => `${prefix}:state:${recordKey}`,
+    event: (recordKey) => `${prefix}:event:${recordKey}`,
+    applied: (recordKey) => `${prefix}:applied:${recordKey}`,
     dirty: `${prefix}:dirty`,
     trace: (recordKey) => `${prefix}:trace:${recordKey}`,
     delivery: (connector, deliveryId) => `${prefix}:delivery:${connector}:${encodeURIComponent(deliveryId)}`,

@@ -110,6 +110,7 @@ export function createProducer(options: ProducerOptions): Producer {
           keys.dirty,
           keys.trace(recordKey),
           keys.counters,
+          keys.event(recordKey),
           JSON.stringify(event),
           Date.parse(event.occurred_at),
           event.id,

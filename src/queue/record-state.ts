@@ -83,17 +83,16 @@ function parseStored(json: string | null | undefined): CanonicalEvent | undefine
 export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
   const redis = withScripts(connection);
   async function read(key: RecordKey): Promise<RecordState> {
-    const [eventJson, seq, appliedSeq, taxId, waitingSince, firstFailedAt, createPending, appliedJson] = await redis.hmget(
-      keys.state(recordKeyString(key)),
-      'event',
-      'seq',
-      'applied_seq',
-      'tax_id',
-      'waiting_since',
-      'first_failed_at',
-      'create_pending',
-      'applied_event',
+    const recordKey = recordKeyString(key);
+    const [seqField, appliedSeqField, taxId, waitingSince, firstFailedAt, createPending, held, appliedJson] = await redis.taxsyncReadState(
+      keys.state(recordKey),
+      keys.event(recordKey),
+      keys.applied(recordKey),
     );
+    const seq = Number(seqField ?? 0);
+    const appliedSeq = Number(appliedSeqField ?? 0);
+    // Once the newest version is applied, its event has moved to the applied key.
+    const eventJson = held ?? (seq > 0 && seq <= appliedSeq ? appliedJson : null);
     // The applied event is parsed only when a handler asks for it (cancellations, refunds): most
     // jobs never look at it, and parsing an event is a large part of a job's own CPU time.
     let applied: { event: CanonicalEvent | undefined } | undefined;
@@ -104,8 +103,8 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
         return applied.event;
       },
       eventJson: eventJson ?? undefined,
-      seq: Number(seq ?? 0),
-      appliedSeq: Number(appliedSeq ?? 0),
+      seq,
+      appliedSeq,
       taxId: taxId ?? undefined,
       waitingSince: waitingSince ? Number(waitingSince) : undefined,
       firstFailedAt: firstFailedAt ?? undefined,
@@ -126,6 +125,8 @@ export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
         keys.state(recordKey),
         keys.dirty,
         keys.trace(recordKey),
+        keys.event(recordKey),
+        keys.applied(recordKey),
         seq,
         event ? Date.parse(event.occurred_at) : 0,
         event?.id ?? '',

@@ -6,6 +6,12 @@ import type { ChainableCommander, Redis } from 'ioredis';
  * job-adding script, which is what makes "state written" and "job queued" one atomic step.
  */
 
+// The newest event of a record lives in a string key of its own (KEYS[5]) until it is applied,
+// then it is renamed to the record's applied key: the state hash keeps only small fields, which
+// Redis stores compactly (a hash with one long value costs about a third more), and an applied
+// record keeps one copy of its event, not two. Hashes written before this layout kept the events
+// in the 'event' and 'applied_event' fields; they are still read, and moved out when next written.
+
 // Latest-state write. Drops an event older than the one held (and therefore older than the last
 // one applied): ties go to the later arrival. Returns the new seq, 0 for the same event again, -1
 // for a stale event. Appends to the record's trace in the same step.
@@ -31,7 +37,9 @@ if tonumber(ARGV[2]) < held_at then
   return -1
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('HSET', KEYS[1], 'event', ARGV[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5])
+redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5])
+redis.call('SET', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[1], 'event')
 redis.call('SADD', KEYS[2], ARGV[4])
 trace(ARGV[9])
 return seq
@@ -39,22 +47,33 @@ return seq
 
 // After a successful API call (or a dead letter) for the state read at seq ARGV[1]: one script, so
 // a job's hot path costs one round trip. Keeps the applied event (a later partial cancellation is
-// merged over it): ARGV[6] '=' means "the event held", copied inside Redis while it is still
-// version ARGV[1] (the usual case, and no event sent over the wire); when a newer event has
-// replaced it, nothing is written and -seq is returned, and the caller sends the event itself.
+// merged over it): ARGV[6] '=' means "the event held", moved inside Redis to the applied key while
+// it is still version ARGV[1] (the usual case, and no event sent over the wire); when a newer
+// event has replaced it, nothing is written and -seq is returned, and the caller sends the event.
 // Also sets / clears bookkeeping fields and appends trace lines (oldest first). Returns 0 when
 // nothing newer arrived meanwhile (the record leaves the dirty set), else the newer seq.
 // ARGV: 1 seq, 2 occurred_at ms, 3 event id, 4 record key, 5 applied at ms, 6 applied event,
 // 7 trace max, 8 trace max age ms, 9 fields to set (pairs, count), 10 fields to clear (count),
 // then the set pairs, the cleared names and the trace lines.
+// KEYS: state, dirty, trace, event, applied.
 const MARK_APPLIED = `
 local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
 local applied = ARGV[6]
 if applied == '=' then
   if seq ~= tonumber(ARGV[1]) then return -seq end
-  applied = redis.call('HGET', KEYS[1], 'event') or ''
+  if redis.call('EXISTS', KEYS[4]) == 1 then
+    redis.call('RENAME', KEYS[4], KEYS[5])
+  else
+    local legacy = redis.call('HGET', KEYS[1], 'event')
+    if legacy then redis.call('SET', KEYS[5], legacy) end
+  end
+elseif applied == '' then
+  redis.call('DEL', KEYS[5])
+else
+  redis.call('SET', KEYS[5], applied)
 end
-redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5], 'applied_event', applied)
+redis.call('HDEL', KEYS[1], 'event', 'applied_event')
+redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5])
 local n_set = tonumber(ARGV[9])
 local n_del = tonumber(ARGV[10])
 local i = 11
@@ -88,13 +107,19 @@ return seq
 // record and occurred_at): it replaces the held event only while the id still matches, so the
 // edit becomes the newest version and never overwrites a newer event. ARGV[1] empty (`--remap`)
 // means "whatever is newest": that version is marked not applied, whichever event it is.
+// KEYS: state, dirty, event, applied. A version already applied (moved to the applied key) is
+// copied back as the newest event, so its job has it to send.
 const REPLAY_MARK = `
 local held = redis.call('HMGET', KEYS[1], 'event_id', 'seq', 'applied_seq')
 if ARGV[1] ~= '' and held[1] ~= ARGV[1] then return 0 end
 local seq = tonumber(held[2] or '0')
 if seq <= 0 then return 0 end
 if ARGV[3] ~= nil and ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[1], 'event', ARGV[3])
+  redis.call('SET', KEYS[3], ARGV[3])
+  redis.call('HDEL', KEYS[1], 'event')
+elseif redis.call('EXISTS', KEYS[3]) == 0 then
+  local applied = redis.call('GET', KEYS[4]) or redis.call('HGET', KEYS[1], 'event')
+  if applied then redis.call('SET', KEYS[3], applied) end
 end
 if tonumber(held[3] or '0') >= seq then
   redis.call('HSET', KEYS[1], 'applied_seq', seq - 1)
@@ -103,14 +128,26 @@ redis.call('SADD', KEYS[2], ARGV[2])
 return seq
 `;
 
+// One consistent read of a record (KEYS: state, event, applied): the hash's small fields, then
+// the newest event and the applied one (each falling back to the fields older hashes kept).
+const READ_STATE = `
+local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'tax_id', 'waiting_since', 'first_failed_at', 'create_pending', 'event', 'applied_event')
+local event = redis.call('GET', KEYS[2]) or f[7]
+local applied = redis.call('GET', KEYS[3]) or f[8]
+return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied }
+`;
+
 export interface TaxsyncCommands {
+  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event]. */
+  taxsyncReadState(stateKey: string, eventKey: string, appliedKey: string): Promise<(string | null)[]>;
   /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event. */
-  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventId: string, recordKey: string, editedEventJson: string): Promise<number>;
+  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string): Promise<number>;
   taxsyncRecordEvent(
     stateKey: string,
     dirtyKey: string,
     traceKey: string,
     countersKey: string,
+    eventKey: string,
     eventJson: string,
     occurredAtMs: number,
     eventId: string,
@@ -122,7 +159,7 @@ export interface TaxsyncCommands {
     receivedTraceEntry: string,
   ): Promise<number>;
   /** See MARK_APPLIED for the arguments after the keys. */
-  taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, ...args: (string | number)[]): Promise<number>;
+  taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, eventKey: string, appliedKey: string, ...args: (string | number)[]): Promise<number>;
 }
 
 type Scripted = Redis & TaxsyncCommands;
@@ -133,9 +170,10 @@ const defined = new WeakSet<object>();
 /** Defines the scripts on `client` (once) and returns it typed with them. */
 export function withScripts(client: Redis): Scripted {
   if (!defined.has(client)) {
-    client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 4, lua: RECORD_EVENT });
-    client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 3, lua: MARK_APPLIED });
-    client.defineCommand('taxsyncReplayMark', { numberOfKeys: 2, lua: REPLAY_MARK });
+    client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 5, lua: RECORD_EVENT });
+    client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 5, lua: MARK_APPLIED });
+    client.defineCommand('taxsyncReplayMark', { numberOfKeys: 4, lua: REPLAY_MARK });
+    client.defineCommand('taxsyncReadState', { numberOfKeys: 3, lua: READ_STATE });
     defined.add(client);
   }
   return client as Scripted;

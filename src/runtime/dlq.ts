@@ -247,7 +247,7 @@ async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: 
     // the entry): it is marked not applied and its job queued, with the entry's removal, in ONE step.
     if (held === undefined || state.seq <= 0) return { id, outcome: 'skipped', detail: 'the record has no latest state to rebuild the job from' };
     if (queueName === QUEUE_NAMES.vatSubmissions) await reopenRejected(deps, recordKey);
-    multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, '', recordKey, '');
+    multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, deps.keys.event(recordKey), deps.keys.applied(recordKey), '', recordKey, '');
     const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
     void new Job(queue, record.kind, data, recordJobOptions(recordKey, 0, policyFor(record.kind, deps.retry)), recordKey).addJob(multi as never);
     deps.deadLetters.removeTo(multi, id);
@@ -274,7 +274,7 @@ async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: 
   // newest version, only while the held event is still the dead-lettered one (same id).
   const editedJson = entry.edited ? JSON.stringify(entry.event) : '';
   const how = entry.edited ? 'edited and replayed' : 'replayed';
-  multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, eventId!, recordKey, editedJson);
+  multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, deps.keys.event(recordKey), deps.keys.applied(recordKey), eventId!, recordKey, editedJson);
   const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
   void new Job(queue, record.kind, data, recordJobOptions(recordKey, 0, policyFor(record.kind, deps.retry)), recordKey).addJob(multi as never);
   deps.deadLetters.removeTo(multi, id);

@@ -105,7 +105,7 @@ describe('signed fixtures through POST /webhooks/:connector', () => {
         const newest = new Map<string, { id: string }>();
         for (const event of fixture.expect.events ?? []) newest.set(recordKeyString(event.record), event);
         for (const [key, event] of newest) {
-          const stored = await ctx.redis.hget(`${ctx.prefix}:state:${key}`, 'event');
+          const stored = await ctx.redis.get(`${ctx.prefix}:event:${key}`);
           expect(JSON.parse(stored ?? 'null')).toEqual(event);
         }
         const counts = await Promise.all(['customers', 'transactions'].map((q) => queues[q as QueueName].getJobCountByTypes('waiting')));

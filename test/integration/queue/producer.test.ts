@@ -61,7 +61,7 @@ describe('producer', () => {
     expect(job?.data).toEqual({ v: 1, record: { kind: 'customer', source: 'shopify', external_id: 'c-1' } });
     const state = await ctx.redis.hgetall(`${ctx.prefix}:state:${key}`);
     expect(state.seq).toBe('20');
-    expect(JSON.parse(state.event!)).toMatchObject({ id: 'e-19', data: { name: 'name 19' } });
+    expect(JSON.parse((await ctx.redis.get(`${ctx.prefix}:event:${key}`))!)).toMatchObject({ id: 'e-19', data: { name: 'name 19' } });
     expect(await ctx.redis.sismember(`${ctx.prefix}:dirty`, key)).toBe(1);
   });
 
@@ -70,7 +70,7 @@ describe('producer', () => {
     const result = await producer.accept({ events: [customerEvent('old', '2026-11-20T10:00:05Z', 'old')] });
     expect(result.outcomes).toEqual(['stale']);
     const key = recordKeyString({ kind: 'customer', source: 'shopify', external_id: 'c-1' });
-    expect(JSON.parse((await ctx.redis.hget(`${ctx.prefix}:state:${key}`, 'event'))!)).toMatchObject({ id: 'new' });
+    expect(JSON.parse((await ctx.redis.get(`${ctx.prefix}:event:${key}`))!)).toMatchObject({ id: 'new' });
     expect(await ctx.redis.hget(`${ctx.prefix}:counters`, 'stale_events')).toBe('1');
     const trace = await readTrace(ctx.redis, createKeys(ctx.prefix), key);
     expect(trace.map((t) => t.step)).toEqual(['received', 'stale']);

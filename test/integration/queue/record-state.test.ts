@@ -105,4 +105,38 @@ describe('record state: markApplied', () => {
     const steps = (await readTrace(ctx.redis, keys, recordKeyString(RECORD))).map((e) => e.step);
     expect(steps).toEqual(['received', 'received', 'answered']);
   });
+
+  it('keeps a newest event apart from the state hash until it is applied, then holds one copy of it', async () => {
+    await producer.accept({ events: [version(1)] });
+    const rk = recordKeyString(RECORD);
+    expect(await ctx.redis.exists(keys.event(rk))).toBe(1);
+    expect(await ctx.redis.hget(keys.state(rk), 'event')).toBeNull();
+    const state = await records.read(RECORD);
+    await records.markApplied(RECORD, state.seq, state.event, new Date());
+    expect(await ctx.redis.exists(keys.event(rk))).toBe(0);
+    const after = await records.read(RECORD);
+    expect(after.event).toEqual(version(1));
+    expect(after.appliedEvent).toEqual(version(1));
+  });
+
+  it('reads and moves on state written with the events inside the hash (the layout before the event keys)', async () => {
+    const rk = recordKeyString(RECORD);
+    await ctx.redis.hset(keys.state(rk), {
+      seq: '2',
+      applied_seq: '1',
+      event_id: 'e-2',
+      event_at: String(Date.parse(version(2).occurred_at)),
+      event: JSON.stringify(version(2)),
+      applied_event: JSON.stringify(version(1)),
+    });
+    const state = await records.read(RECORD);
+    expect(state.event).toEqual(version(2));
+    expect(state.appliedEvent).toEqual(version(1));
+
+    expect(await records.markApplied(RECORD, state.seq, state.event, new Date())).toBe(0);
+    const after = await records.read(RECORD);
+    expect(after.event).toEqual(version(2));
+    expect(after.appliedEvent).toEqual(version(2));
+    expect(await ctx.redis.hmget(keys.state(rk), 'event', 'applied_event')).toEqual([null, null]);
+  });
 });
