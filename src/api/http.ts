@@ -79,7 +79,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       headersTimeout: timeouts.headersMs,
       bodyTimeout: timeouts.bodyMs,
       keepAliveTimeout: 30_000,
-      connections: 128,
+      // Enough for every job a worker process runs at once (100 + 100 + 10 by default).
+      connections: 256,
     });
 
   function resolve(path: string, query: HttpRequest['query']): URL {

@@ -33,7 +33,7 @@ export async function startServe(deps: {
   emulatorUrl?: string;
 }): Promise<ServeHandle> {
   const { config, logger, lifecycle } = deps;
-  const connection = createRedis(deps.redisTarget, 'producer');
+  const connection = createRedis(deps.redisTarget, 'producer', { enableAutoPipelining: true });
   connection.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
   lifecycle.onShutdown('redis (producer)', () => {
     connection.disconnect();
