@@ -22,16 +22,20 @@ export async function startBaselineQueue(redisUrl: string, prefix: string, name:
 }
 
 /** A minimal BullMQ worker: one PUT /v1/transactions/ per job with undici, nothing else. */
-export async function startBaselineWorker(redisUrl: string, prefix: string, name: string, apiUrl: string, concurrency: number) {
+export async function startBaselineWorker(redisUrl: string, prefix: string, name: string, apiUrl: string, concurrency: number, options: { fromOrder?: boolean } = {}) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const pool = new Pool(apiUrl, { connections: concurrency });
+  // A raw Shopify order (scenario 5): the least a worker must do is name the record it sends.
+  const bodyOf = options.fromOrder
+    ? (raw: string) => JSON.stringify({ source: 'shopify', external_id: String((JSON.parse(raw) as { id: number }).id) })
+    : (raw: string) => raw;
   const worker = new Worker<{ body: string }>(
     name,
     async (job) => {
       const res = await pool.request({
         method: 'PUT',
         path: '/v1/transactions/',
-        body: job.data.body,
+        body: bodyOf(job.data.body),
         headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' },
       });
       await res.body.text();

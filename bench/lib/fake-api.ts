@@ -5,12 +5,16 @@ export interface RecordCalls {
   count: number;
   /** The body of the newest PUT for this external_id (raw JSON). */
   lastBody: string;
+  /** performance.now() when the first PUT for it arrived. */
+  firstAt: number;
 }
 
 export interface FakeApi {
   url: string;
   /** PUT /v1/transactions/ calls since the last reset. */
   puts: number;
+  /** PUT /v1/customers/ calls since the last reset (answered, not counted in `puts`). */
+  customerPuts: number;
   byRecord: Map<string, RecordCalls>;
   /** Answer every request after this many milliseconds (0: at once). */
   delayMs: number;
@@ -22,12 +26,14 @@ export interface FakeApi {
 
 /**
  * The smallest tax API taxsync will talk to: a token on POST /v1/auth/token and a valid
- * transaction (id, source, external_id) for every PUT /v1/transactions/, on 127.0.0.1.
+ * record (id, source, external_id) for every PUT /v1/transactions/ and /v1/customers/, on
+ * 127.0.0.1. Only transactions are counted per record.
  */
 export async function startFakeApi(): Promise<FakeApi> {
   const api = {
     url: '',
     puts: 0,
+    customerPuts: 0,
     byRecord: new Map<string, RecordCalls>(),
     delayMs: 0,
   };
@@ -45,7 +51,8 @@ export async function startFakeApi(): Promise<FakeApi> {
     if (req.method === 'POST' && path === '/v1/auth/token') {
       return answer(res, 200, { access_token: 'bench-token', token_type: 'Bearer', expires_in: 86_400 });
     }
-    if (req.method === 'PUT' && path === '/v1/transactions/') {
+    const resource = req.method === 'PUT' ? /^\/v1\/(transactions|customers)\/$/.exec(path ?? '')?.[1] : undefined;
+    if (resource) {
       let body: { source?: unknown; external_id?: unknown };
       try {
         body = JSON.parse(raw) as typeof body;
@@ -53,12 +60,15 @@ export async function startFakeApi(): Promise<FakeApi> {
         return answer(res, 400, { detail: 'not JSON' });
       }
       const externalId = String(body.external_id);
-      api.puts += 1;
-      const seen = api.byRecord.get(externalId);
-      if (seen) {
-        seen.count += 1;
-        seen.lastBody = raw;
-      } else api.byRecord.set(externalId, { count: 1, lastBody: raw });
+      if (resource === 'customers') api.customerPuts += 1;
+      else {
+        api.puts += 1;
+        const seen = api.byRecord.get(externalId);
+        if (seen) {
+          seen.count += 1;
+          seen.lastBody = raw;
+        } else api.byRecord.set(externalId, { count: 1, lastBody: raw, firstAt: performance.now() });
+      }
       return answer(res, 200, { id: randomUUID(), source: body.source, external_id: externalId });
     }
     return answer(res, 404, { detail: `${req.method} ${path} is not served by the bench API` });
@@ -74,6 +84,7 @@ export async function startFakeApi(): Promise<FakeApi> {
   return Object.assign(api, {
     reset() {
       api.puts = 0;
+      api.customerPuts = 0;
       api.byRecord = new Map();
       api.delayMs = 0;
     },

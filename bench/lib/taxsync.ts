@@ -11,10 +11,11 @@ import { createKeys } from '../../src/queue/keys.js';
 import { createProducer, type Producer } from '../../src/queue/producer.js';
 import { createLifecycle } from '../../src/runtime/lifecycle.js';
 import { startWork } from '../../src/runtime/work.js';
+import type { BenchContext } from '../run.js';
 
 const BASE = Date.UTC(2026, 10, 20, 10, 0, 0);
 
-/** An ERP invoice.upserted for `externalId`; `version` orders a record's events and is its unit price. */
+/** An ERP invoice.upserted for `externalId` (about 1 KB); `version` orders a record's events and sets its unit prices. */
 export function invoiceEvent(externalId: string, version: number): CanonicalEvent {
   return CanonicalEvent.parse({
     id: `bench-${externalId}-v${version}`,
@@ -29,7 +30,16 @@ export function invoiceEvent(externalId: string, version: number): CanonicalEven
       currency: 'USD',
       tax_inclusive: false,
       addresses: { shipping: { street: '350 5th Ave', city: 'New York', state: 'NY', zip: '10001', country: 'US' } },
-      lines: [{ id: '1', name: 'item 1', unit_price: `${version}.00`, quantity: '1' }],
+      // Four lines: the event is about 1 KB of JSON, the payload size scenario 6 asks for.
+      lines: [1, 2, 3, 4].map((k) => ({
+        id: String(k),
+        product_id: `prod-${k}`,
+        sku: `SKU-BENCH-${k}`,
+        name: `bench item ${k}`,
+        description: `bench item ${k}, one of four`,
+        unit_price: `${version}.${k}0`,
+        quantity: String(k),
+      })),
     },
   });
 }
@@ -108,4 +118,18 @@ export async function startTaxsyncWorkers(config: Config, redisUrl: string, apiU
   lifecycle.onShutdown('api', () => api.close());
   await startWork({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, tax: api.tax, vat: api.vat, logger, lifecycle, queues: ['transactions'] });
   return { stop: () => lifecycle.shutdown('bench over') };
+}
+
+/** The environment of a `taxsync serve|work|start` child process sending to the bench API. */
+export function taxsyncChildEnv(ctx: BenchContext, prefix: string): Record<string, string> {
+  return {
+    REDIS_URL: ctx.redis.url,
+    TAXSYNC_PREFIX: prefix,
+    TAXSYNC_HTTP_HOST: '127.0.0.1',
+    TAX_API_URL: ctx.api.url,
+    TAX_API_CLIENT_ID: 'bench',
+    TAX_API_CLIENT_SECRET: 'bench-secret',
+    TAXSYNC_DATA_DIR: ctx.dataDir,
+    LOG_LEVEL: 'warn',
+  };
 }

@@ -17,7 +17,8 @@ function outcome(api: FakeApi, versions: number): Outcome {
   for (const { count, lastBody } of api.byRecord.values()) {
     maxPerRecord = Math.max(maxPerRecord, count);
     const body = JSON.parse(lastBody) as { items?: { unit_price?: string }[] };
-    if (Number(body.items?.[0]?.unit_price) === versions) finalCorrect += 1;
+    // The first line's unit price is `<version>.10` (see invoiceEvent).
+    if (body.items?.[0]?.unit_price === `${versions}.1`) finalCorrect += 1;
   }
   return { calls: api.puts, maxPerRecord, finalCorrect };
 }
@@ -43,7 +44,6 @@ export async function coalescing(ctx: BenchContext): Promise<ScenarioResult[]> {
   const recordCount = envInt('BENCH_COALESCE_RECORDS', 100);
   const updates = envInt('BENCH_COALESCE_UPDATES', 10_000);
   const versions = Math.ceil(updates / recordCount);
-  const concurrency = envInt('TAXSYNC_CONCURRENCY_TRANSACTIONS', 50);
   const deadlineMs = envInt('BENCH_DEADLINE_MS', 300_000);
   const { api, redis } = ctx;
   // Version-major order: each record's updates are spread over the whole burst.
@@ -51,7 +51,9 @@ export async function coalescing(ctx: BenchContext): Promise<ScenarioResult[]> {
   for (let version = 1; version <= versions; version++) for (let record = 0; record < recordCount; record++) order.push({ record, version });
 
   const prefix = ctx.prefix('coalesce');
-  const config = benchConfig(redis.url, prefix, api.url, { TAXSYNC_CONCURRENCY_TRANSACTIONS: String(concurrency) });
+  const config = benchConfig(redis.url, prefix, api.url);
+  // taxsync's default (or TAXSYNC_CONCURRENCY_TRANSACTIONS); the baseline worker gets the same.
+  const concurrency = config.queue.concurrency.transactions;
   const producer = await startProducer(config, redis.url);
   api.reset();
   const workers = await startTaxsyncWorkers(config, redis.url, api.url);
@@ -70,7 +72,7 @@ export async function coalescing(ctx: BenchContext): Promise<ScenarioResult[]> {
   const template = api.byRecord.get('co-0')?.lastBody;
   if (!template) throw new Error('taxsync sent no PUT for co-0');
   const bodies = order.map(({ record, version }) =>
-    template.replace('"external_id":"co-0"', `"external_id":"co-${record}"`).replace(/"unit_price":"[^"]*"/, `"unit_price":"${version}.00"`),
+    template.replace('"external_id":"co-0"', `"external_id":"co-${record}"`).replace(/"unit_price":"[^"]*"/, `"unit_price":"${version}.1"`),
   );
   api.reset();
   const queue = await startBaselineQueue(redis.url, basePrefix, 'bench-coalesce');

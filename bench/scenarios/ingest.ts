@@ -1,0 +1,102 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { freePort } from '../../src/runtime/redis-probe.js';
+import type { BenchContext } from '../run.js';
+import { answers, bare, CLI, startNode, type NodeChild } from '../lib/child.js';
+import { postAll, type LoadResult, type Request } from '../lib/load.js';
+import { envInt, round, type ScenarioResult } from '../lib/report.js';
+import { SHOPIFY_SECRET, signedShopifyOrder } from '../lib/shopify-order.js';
+import { taxsyncChildEnv } from '../lib/taxsync.js';
+
+/** Waiting jobs of `queue` under `prefix`. */
+async function waiting(redisUrl: string, prefix: string, queue: string): Promise<number> {
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const q = new Queue(queue, { connection, prefix });
+  const n = await q.getWaitingCount();
+  await q.close();
+  connection.disconnect();
+  return n;
+}
+
+async function run(child: NodeChild, url: string, requests: readonly Request[], warmup: readonly Request[], connections: number): Promise<LoadResult & { cpuMs: number }> {
+  try {
+    await postAll(url, '/webhooks/shopify', warmup, connections);
+    const cpu = child.cpuMs();
+    const result = await postAll(url, '/webhooks/shopify', requests, connections);
+    return { ...result, cpuMs: child.cpuMs() - cpu };
+  } finally {
+    await child.stop();
+  }
+}
+
+const rps = (r: LoadResult, n: number) => (n / r.elapsedMs) * 1000;
+const accepted = (r: LoadResult) => r.statuses.get(202) ?? 0;
+
+/**
+ * Scenario 1: signed Shopify orders/create webhooks (~2 KB) over ~50 connections to `taxsync
+ * serve` (a process of its own, no workers), against a bare node:http server that verifies the
+ * same HMAC and does one Queue.add per request. Afterwards every accepted event must be in Redis.
+ */
+export async function ingest(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const n = envInt('BENCH_INGEST_REQUESTS', 10_000);
+  const connections = envInt('BENCH_INGEST_CONNECTIONS', 50);
+  const warmupN = Math.min(1_000, Math.ceil(n / 10));
+  const make = (from: number, count: number) => Array.from({ length: count }, (_, i) => signedShopifyOrder(from + i));
+
+  // taxsync serve
+  const prefix = ctx.prefix('ingest');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const requests = make(0, n);
+  const child = await startNode(CLI, ['serve'], { ...taxsyncChildEnv(ctx, prefix), TAXSYNC_HTTP_PORT: String(port), SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET }, answers(`${url}/healthz`), 'ingest-taxsync');
+  const taxsync = await run(child, url, requests, make(n, warmupN), connections);
+  const taxsyncStored = await waiting(ctx.redis.url, prefix, 'transactions');
+
+  // bare server
+  const basePrefix = ctx.prefix('ingest-base');
+  const basePort = await freePort();
+  const baseUrl = `http://127.0.0.1:${basePort}`;
+  const baseRequests = make(0, n);
+  const baseChild = await startNode(
+    bare('ingest-server'),
+    [],
+    { REDIS_URL: ctx.redis.url, BENCH_PREFIX: basePrefix, BENCH_QUEUE: 'orders', BENCH_SECRET: SHOPIFY_SECRET, BENCH_PORT: String(basePort) },
+    answers(baseUrl),
+    'ingest-baseline',
+  );
+  const baseline = await run(baseChild, baseUrl, baseRequests, make(n, warmupN), connections);
+  const baselineStored = await waiting(ctx.redis.url, basePrefix, 'orders');
+
+  const taxsyncRate = rps(taxsync, n);
+  const baselineRate = rps(baseline, n);
+  // Every 202 must have its event stored (warm-up requests included: they were accepted too).
+  const allStored = accepted(taxsync) === n && taxsyncStored === n + warmupN && baselineStored === n + warmupN;
+  return [
+    {
+      id: '1',
+      name: 'ingest',
+      metric: 'webhooks/s',
+      taxsync: taxsyncRate,
+      baseline: baselineRate,
+      ratio: taxsyncRate / baselineRate,
+      ratioMeaning: 'taxsync webhooks/s ÷ bare server webhooks/s',
+      target: '≥ 0.7, all stored',
+      pass: taxsyncRate / baselineRate >= 0.7 && allStored,
+      details: {
+        requests: n,
+        warmup: warmupN,
+        connections,
+        bodyBytes: requests[0]!.body.length,
+        taxsyncMs: round(taxsync.elapsedMs),
+        baselineMs: round(baseline.elapsedMs),
+        // CPU per request of the server process: steadier than wall time on a busy machine.
+        taxsyncCpuUsPerRequest: round((taxsync.cpuMs * 1000) / n),
+        baselineCpuUsPerRequest: round((baseline.cpuMs * 1000) / n),
+        taxsyncStatuses: Object.fromEntries(taxsync.statuses),
+        baselineStatuses: Object.fromEntries(baseline.statuses),
+        taxsyncStoredInvoices: taxsyncStored,
+        baselineStoredJobs: baselineStored,
+      },
+    },
+  ];
+}

@@ -1,0 +1,70 @@
+import type { BenchContext } from '../run.js';
+import { startBaselineQueue, startBaselineWorker } from '../lib/baseline.js';
+import { envInt, round, type ScenarioResult } from '../lib/report.js';
+import { benchConfig, invoiceEvent, startProducer, startTaxsyncWorkers } from '../lib/taxsync.js';
+
+/** Calls/s between the 10% and the 90% mark of `n` PUTs (leaves out the start and the tail). */
+async function steadyRate(ctx: BenchContext, n: number, deadlineMs: number): Promise<number> {
+  await ctx.api.waitForPuts(Math.floor(n * 0.1), deadlineMs);
+  const t1 = performance.now();
+  const p1 = ctx.api.puts;
+  await ctx.api.waitForPuts(Math.floor(n * 0.9), deadlineMs);
+  const rate = ((ctx.api.puts - p1) / (performance.now() - t1)) * 1000;
+  await ctx.api.waitForPuts(n, deadlineMs);
+  return rate;
+}
+
+/**
+ * Scenario 3: the API answers after 100 ms. taxsync's workers at their default concurrency
+ * against the ideal (concurrency ÷ latency); the bare BullMQ worker at the same concurrency is
+ * shown for reference. Target: ≥ 90% of the ideal, and ≥ 500 calls/s for one worker process.
+ */
+export async function latencyBound(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const latencyMs = envInt('BENCH_LATENCY_MS', 100);
+  const deadlineMs = envInt('BENCH_DEADLINE_MS', 300_000);
+  const prefix = ctx.prefix('latency');
+  const config = benchConfig(ctx.redis.url, prefix, ctx.api.url);
+  const concurrency = config.queue.concurrency.transactions;
+  // Enough calls for about 10 s at the ideal rate.
+  const n = envInt('BENCH_LATENCY_EVENTS', Math.max(2_000, Math.round((concurrency / latencyMs) * 1000 * 10)));
+  const ideal = (concurrency / latencyMs) * 1000;
+
+  const producer = await startProducer(config, ctx.redis.url);
+  await producer.acceptAll(Array.from({ length: n }, (_, i) => invoiceEvent(`lat-${i}`, 1)));
+  ctx.api.reset();
+  ctx.api.delayMs = latencyMs;
+  const workers = await startTaxsyncWorkers(config, ctx.redis.url, ctx.api.url);
+  const taxsyncRate = await steadyRate(ctx, n, deadlineMs);
+  await workers.stop();
+  await producer.close();
+  const sample = ctx.api.byRecord.get('lat-0')?.lastBody ?? '{}';
+  await ctx.redis.clear(prefix);
+
+  const basePrefix = ctx.prefix('latency-base');
+  const queue = await startBaselineQueue(ctx.redis.url, basePrefix, 'bench-latency');
+  await queue.addAll(Array.from({ length: n }, (_, i) => sample.replace('"external_id":"lat-0"', `"external_id":"lat-${i}"`)));
+  ctx.api.reset();
+  ctx.api.delayMs = latencyMs;
+  const worker = await startBaselineWorker(ctx.redis.url, basePrefix, 'bench-latency', ctx.api.url, concurrency);
+  const baselineRate = await steadyRate(ctx, n, deadlineMs);
+  await worker.close();
+  await queue.close();
+  ctx.api.reset();
+  await ctx.redis.clear(basePrefix);
+
+  const ratio = taxsyncRate / ideal;
+  return [
+    {
+      id: '3',
+      name: 'latency-bound (100 ms API)',
+      metric: 'calls/s',
+      taxsync: taxsyncRate,
+      baseline: ideal,
+      ratio,
+      ratioMeaning: 'taxsync calls/s ÷ (concurrency ÷ latency)',
+      target: '≥ 0.9 of ideal, ≥ 500/s',
+      pass: ratio >= 0.9 && taxsyncRate >= 500,
+      details: { events: n, latencyMs, concurrency, idealCallsPerS: ideal, bareWorkerCallsPerS: round(baselineRate) },
+    },
+  ];
+}
