@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 /**
  * taxsync's Lua scripts, defined on a connection once. Every script touches only keys under the
@@ -104,13 +105,13 @@ export interface TaxsyncCommands {
   ): Promise<number>;
 }
 
-type Scripted = Redis & TaxsyncCommands;
+type Scripted = RedisClient & TaxsyncCommands;
 type ScriptedChain = ChainableCommander & { [K in keyof TaxsyncCommands]: (...args: Parameters<TaxsyncCommands[K]>) => ScriptedChain };
 
 const defined = new WeakSet<object>();
 
 /** Defines the scripts on `client` (once) and returns it typed with them. */
-export function withScripts(client: Redis): Scripted {
+export function withScripts(client: RedisClient): Scripted {
   if (!defined.has(client)) {
     client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 4, lua: RECORD_EVENT });
     client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 2, lua: MARK_APPLIED });
