@@ -56,6 +56,7 @@ const EnvSchema = z.object({
       .regex(/^rediss?:\/\/.+/, { error: 'must be a redis:// or rediss:// URL' })
       .optional(),
   ),
+  REDIS_CLUSTER: flag,
   TAXSYNC_PREFIX: z.preprocess(
     blankToUndefined,
     z
@@ -132,7 +133,12 @@ type Env = z.infer<typeof EnvSchema>;
 function buildConfig(env: Env) {
   return {
     nodeEnv: env.NODE_ENV,
-    redis: { url: env.REDIS_URL, prefix: env.TAXSYNC_PREFIX },
+    redis: {
+      url: env.REDIS_URL,
+      /** REDIS_URL names one node of a Redis Cluster (REDIS_CLUSTER=1). */
+      cluster: env.REDIS_CLUSTER,
+      prefix: env.TAXSYNC_PREFIX,
+    },
     taxApi: {
       /** undefined: run against the built-in emulator. */
       url: env.TAX_API_URL,
@@ -201,6 +207,8 @@ type DeepReadonly<T> = T extends Secret ? T : T extends object ? { readonly [K i
 /** The variables the cross-variable rules read, taken leniently so they run even when others are bad. */
 interface CrossView {
   NODE_ENV: string | undefined;
+  REDIS_URL: string | undefined;
+  REDIS_CLUSTER: boolean;
   TAX_API_URL: string | undefined;
   TAX_API_AUTH_URL: string | undefined;
   VAT_API_URL: string | undefined;
@@ -216,6 +224,8 @@ function crossView(source: Record<string, string | undefined>): CrossView {
   };
   return {
     NODE_ENV: get('NODE_ENV'),
+    REDIS_URL: get('REDIS_URL'),
+    REDIS_CLUSTER: ['1', 'true'].includes(get('REDIS_CLUSTER') ?? ''),
     TAX_API_URL: get('TAX_API_URL'),
     TAX_API_AUTH_URL: get('TAX_API_AUTH_URL'),
     VAT_API_URL: get('VAT_API_URL'),
@@ -228,6 +238,9 @@ function crossView(source: Record<string, string | undefined>): CrossView {
 /** Rules that span several variables; each problem names its variable. */
 function crossFieldProblems(env: CrossView): string[] {
   const problems: string[] = [];
+  if (env.REDIS_CLUSTER && env.REDIS_URL === undefined) {
+    problems.push('REDIS_CLUSTER is set but REDIS_URL is not: set REDIS_URL to one node of the cluster (the zero-configuration Redis is a single server)');
+  }
   for (const name of ['TAX_API_URL', 'TAX_API_AUTH_URL', 'VAT_API_URL'] as const) {
     const value = env[name];
     if (value === undefined) continue;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DelayedError, Worker, type Job, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
@@ -27,7 +27,7 @@ export interface RecordProcessorDeps {
   handler: RecordHandler;
   records: RecordStore;
   deadLetters: DeadLetterStore;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   trace: TraceSettings;
   logger: Logger;

@@ -1,5 +1,6 @@
 import { userInfo } from 'node:os';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { z } from 'zod';
 import type { Keys } from './keys.js';
 
@@ -45,7 +46,7 @@ export function defaultActor(): string {
   }
 }
 
-export function createAuditLog(redis: Redis, keys: Keys, options: { actor?: string; clock?: () => Date } = {}): AuditLog {
+export function createAuditLog(redis: RedisClient, keys: Keys, options: { actor?: string; clock?: () => Date } = {}): AuditLog {
   const clock = options.clock ?? (() => new Date());
   const actor = options.actor ?? defaultActor();
   function build(entry: NewAuditEntry): AuditEntry {

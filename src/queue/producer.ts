@@ -1,5 +1,6 @@
 import { Job, type Queue } from 'bullmq';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { TaxsyncError } from '../domain/errors.js';
 import type { CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
@@ -47,7 +48,7 @@ export interface Producer {
 export interface ProducerOptions {
   /** BullMQ queues sharing ONE ioredis connection (the transaction spans them). */
   queues: Readonly<Record<QueueName, Queue>>;
-  connection: Redis;
+  connection: RedisClient;
   keys: Keys;
   deadLetters: DeadLetterStore;
   trace: TraceSettings;

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
@@ -80,7 +81,7 @@ function parseStored(json: string | null | undefined): CanonicalEvent | undefine
   return parsed.success ? parsed.data : undefined;
 }
 
-export function createRecordStore(connection: Redis, keys: Keys): RecordStore {
+export function createRecordStore(connection: RedisClient, keys: Keys): RecordStore {
   const redis = withScripts(connection);
   async function read(key: RecordKey): Promise<RecordState> {
     const recordKey = recordKeyString(key);

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 /**
  * taxsync's Lua scripts, defined on a connection once. Every script touches only keys under the
@@ -162,13 +163,13 @@ export interface TaxsyncCommands {
   taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, eventKey: string, appliedKey: string, ...args: (string | number)[]): Promise<number>;
 }
 
-type Scripted = Redis & TaxsyncCommands;
+type Scripted = RedisClient & TaxsyncCommands;
 type ScriptedChain = ChainableCommander & { [K in keyof TaxsyncCommands]: (...args: Parameters<TaxsyncCommands[K]>) => ScriptedChain };
 
 const defined = new WeakSet<object>();
 
 /** Defines the scripts on `client` (once) and returns it typed with them. */
-export function withScripts(client: Redis): Scripted {
+export function withScripts(client: RedisClient): Scripted {
   if (!defined.has(client)) {
     client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 5, lua: RECORD_EVENT });
     client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 5, lua: MARK_APPLIED });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { TaxsyncError } from '../domain/errors.js';
 import { money, Money, type Decimal } from '../domain/money.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
@@ -25,7 +25,7 @@ export interface RefundLedger {
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 const LOCK_MS = 60_000;
 
-export function createRefundLedger(redis: Redis, keys: Keys): RefundLedger {
+export function createRefundLedger(redis: RedisClient, keys: Keys): RefundLedger {
   const key = (invoice: RecordKey) => keys.refunds(recordKeyString(invoice));
   return {
     async claimedByOthers(invoice, refundExternalId) {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { z } from 'zod';
 import type { Keys } from './keys.js';
 
@@ -62,7 +62,7 @@ export function appendTraces(chain: TraceChain, keys: Keys, recordKey: string, e
 }
 
 /** Oldest first. */
-export async function readTrace(redis: Redis, keys: Keys, recordKey: string): Promise<TraceEntry[]> {
+export async function readTrace(redis: RedisClient, keys: Keys, recordKey: string): Promise<TraceEntry[]> {
   const lines = await redis.lrange(keys.trace(recordKey), 0, -1);
   return lines
     .reverse()

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { z } from 'zod';
 import type { Keys } from './keys.js';
 
@@ -89,7 +89,7 @@ export interface VatLedger {
   forRecord(record: string): Promise<LedgerEntry[]>;
 }
 
-export function createVatLedger(redis: Redis, keys: Keys, options: { leaseMs: number; clock?: () => Date }): VatLedger {
+export function createVatLedger(redis: RedisClient, keys: Keys, options: { leaseMs: number; clock?: () => Date }): VatLedger {
   const clock = options.clock ?? (() => new Date());
   const key = (ej: string, invoice: string) => keys.vatLedger(ej, invoice);
 

@@ -1,5 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { RecordJobData } from './jobs.js';
 import type { QueueName } from './names.js';
 import type { Requeuer } from './requeue.js';
@@ -10,7 +10,7 @@ export interface RecordWorkerOptions {
   queue: QueueName;
   prefix: string;
   /** A worker-role connection (maxRetriesPerRequest: null); BullMQ adds its blocking one. */
-  connection: Redis;
+  connection: RedisClient;
   process: (job: Job, token?: string) => Promise<unknown>;
   concurrency: number;
   retry: RetryPolicy;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { Settings } from '../config/settings.js';
 import { parseCanonicalEvent } from '../domain/events.js';
 import { applyMergePatch, jsonEqual } from '../domain/merge-patch.js';
@@ -91,7 +91,7 @@ export function planEdit(entry: DeadLetterEntry, patch: unknown, options: { sett
  */
 export async function editEntry(deps: Pick<DlqDeps, 'queues' | 'deadLetters' | 'audit' | 'settings' | 'clock'>, id: string, patch: unknown, actor: string): Promise<EditPlan> {
   const queue = deps.queues[QUEUE_NAMES.deadLetter];
-  const client = (await queue.backend.client) as unknown as Redis;
+  const client = (await queue.backend.client) as unknown as RedisClient;
   const jobKey = queue.toKey(id);
   await client.watch(jobKey);
   try {

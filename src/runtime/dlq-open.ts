@@ -17,7 +17,7 @@ export async function openDlq(booted: Booted, options: { actor?: string } = {}):
   const connection = createRedis(target, 'producer');
   await new Promise<void>((resolve, reject) => {
     connection.once('ready', () => resolve());
-    connection.once('error', (error) => reject(error));
+    connection.once('error', (error: Error) => reject(error));
   });
   const queues = createQueues(connection, config.redis.prefix);
   const keys = createKeys(config.redis.prefix);

@@ -1,5 +1,5 @@
 import { Job, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { Settings } from '../config/settings.js';
 import { mapErpBody } from '../connectors/erp/map.js';
 import { getConnector } from '../connectors/registry.js';
@@ -92,7 +92,7 @@ export async function exportEntries(deps: Pick<DlqDeps, 'audit'>, entries: reado
 
 /** Removes the entries and writes the audit line in ONE transaction. */
 export async function discardEntries(deps: Pick<DlqDeps, 'queues' | 'deadLetters' | 'audit'>, entries: readonly DeadLetterEntry[], selection: Selection): Promise<number> {
-  const client = (await deps.queues[QUEUE_NAMES.deadLetter].backend.client) as unknown as Redis;
+  const client = (await deps.queues[QUEUE_NAMES.deadLetter].backend.client) as unknown as RedisClient;
   const multi = client.multi();
   for (const entry of entries) deps.deadLetters.removeTo(multi, entry.id);
   deps.audit.appendTo(multi, {
@@ -239,7 +239,7 @@ async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: 
   const state = await deps.records.read(record);
   const held = heldEventId(state.eventJson);
   const queue = deps.queues[queueName];
-  const client = withScripts((await queue.backend.client) as unknown as Redis);
+  const client = withScripts((await queue.backend.client) as unknown as RedisClient);
   const multi = scriptedMulti(client);
 
   if (remap) {

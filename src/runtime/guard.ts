@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
-import { createRedis } from '../queue/connection.js';
+import { createRedis, type RedisTarget } from '../queue/connection.js';
 import { createKeys } from '../queue/keys.js';
 import type { SecretsById } from './connectors.js';
 import { sourceOf } from './connectors.js';
@@ -10,7 +10,7 @@ import { checkSources } from './source-guard.js';
 export async function guardSources(
   config: Config,
   settings: Settings,
-  redisTarget: string,
+  redisTarget: RedisTarget,
   secrets: SecretsById,
   acceptChange: boolean,
 ): Promise<{ connector: string; from: string; to: string }[]> {

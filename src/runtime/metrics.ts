@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics, QueueSource } from '../observability/metrics.js';
 import type { Keys } from '../queue/keys.js';
@@ -9,7 +9,7 @@ import { QUEUE_NAMES, RECORD_QUEUES, type QueueName } from '../queue/names.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** What /metrics reads at scrape time, over this process's own queues and connection. */
-export function queueSource(queues: Record<QueueName, Queue>, redis: Redis, keys: Keys): QueueSource {
+export function queueSource(queues: Record<QueueName, Queue>, redis: RedisClient, keys: Keys): QueueSource {
   return {
     queues: RECORD_QUEUES.map((name) => queues[name]),
     deadLetter: queues[QUEUE_NAMES.deadLetter],

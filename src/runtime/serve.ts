@@ -4,7 +4,7 @@ import type { Settings } from '../config/settings.js';
 import { buildApp } from '../http/app.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
-import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
+import { answers, closeQueues, createQueues, createRedis, type RedisTarget } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
 import { createProducer } from '../queue/producer.js';
@@ -23,7 +23,7 @@ export interface ServeHandle {
 export async function startServe(deps: {
   config: Config;
   settings: Settings;
-  redisTarget: string;
+  redisTarget: RedisTarget;
   logger: Logger;
   lifecycle: Lifecycle;
   metrics?: Metrics;
@@ -34,7 +34,7 @@ export async function startServe(deps: {
 }): Promise<ServeHandle> {
   const { config, logger, lifecycle } = deps;
   const connection = createRedis(deps.redisTarget, 'producer', { enableAutoPipelining: true });
-  connection.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  connection.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
   lifecycle.onShutdown('redis (producer)', () => {
     connection.disconnect();
     return Promise.resolve();
@@ -67,7 +67,7 @@ export async function startServe(deps: {
     metrics,
     bodyLimitBytes: config.webhooks.bodyLimitBytes,
     rawBodyLimitBytes: config.webhooks.rawBodyLimitBytes,
-    ready: async () => (await connection.ping()) === 'PONG',
+    ready: () => answers(connection, keys.counters),
     health: {
       usesEmulator: config.usesEmulator || deps.emulatorUrl !== undefined,
       ...(deps.emulatorUrl === undefined ? {} : { emulatorUrl: deps.emulatorUrl }),

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import { TaxsyncError } from '../domain/errors.js';
 import type { Keys } from '../queue/keys.js';
 
@@ -8,7 +8,7 @@ import type { Keys } from '../queue/keys.js';
  * source and refuses to start when one changed, unless the operator says it is intended.
  */
 export async function checkSources(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   current: Readonly<Record<string, string>>,
   options: { acceptChange: boolean },

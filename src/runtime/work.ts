@@ -13,7 +13,7 @@ import { createExemptionHandler } from '../processors/exemption.js';
 import { createRecordProcessor } from '../processors/record-processor.js';
 import { createTransactionHandler } from '../processors/transaction.js';
 import type { RecordHandler } from '../processors/types.js';
-import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
+import { closeQueues, createQueues, createRedis, type RedisTarget } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
 import { queueSource } from './metrics.js';
@@ -35,7 +35,7 @@ export type WorkableQueue = (typeof WORKABLE_QUEUES)[number];
 export async function startWork(deps: {
   config: Config;
   settings: Settings;
-  redisTarget: string;
+  redisTarget: RedisTarget;
   tax: TaxClient;
   vat: VatClient;
   logger: Logger;
@@ -47,7 +47,7 @@ export async function startWork(deps: {
   const { config, logger, lifecycle } = deps;
   const prefix = config.redis.prefix;
   const connection = createRedis(deps.redisTarget, 'worker');
-  connection.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  connection.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
   lifecycle.onShutdown('redis (workers)', () => {
     connection.disconnect();
     return Promise.resolve();
@@ -56,7 +56,7 @@ export async function startWork(deps: {
   // every script defined on a connection into each MULTI it opens, and BullMQ defines dozens on
   // its connection. Auto-pipelining sends the commands of concurrent jobs in one write.
   const state = createRedis(deps.redisTarget, 'worker', { connectionName: 'taxsync-state', enableAutoPipelining: true });
-  state.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  state.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
   lifecycle.onShutdown('redis (worker state)', () => {
     state.disconnect();
     return Promise.resolve();

@@ -4,7 +4,7 @@ import type { DestinationStream } from 'pino';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { Secret } from '../../src/config/secret.js';
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/config/settings.js';
 import { CONNECTORS } from '../../src/connectors/registry.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -12,6 +12,7 @@ import { createMetrics, type Metrics } from '../../src/observability/metrics.js'
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
 import type { QueueName } from '../../src/queue/names.js';
 import { createLifecycle, type Lifecycle } from '../../src/runtime/lifecycle.js';
+import { configuredRedis } from '../../src/runtime/redis.js';
 import { startServe } from '../../src/runtime/serve.js';
 import { startWork } from '../../src/runtime/work.js';
 
@@ -91,6 +92,8 @@ export interface DaemonOptions {
   logDestination?: DestinationStream;
   /** Runs on the listening emulator before the daemon starts (to observe or wrap its parts). */
   onEmulator?: (emulator: Emulator & { url: string }) => void;
+  /** Mapping settings (VAT registrations…). @defaultValue DEFAULT_SETTINGS */
+  settings?: Settings;
 }
 
 /** The daemon as `taxsync start` runs it (webhooks + workers in one process) against an emulator. */
@@ -112,20 +115,23 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
     await api.close();
     await workerApi.close();
   });
-  const connection = createRedis(redisUrl, 'worker');
+  // REDIS_CLUSTER=1 in `env` makes redisUrl a cluster seed, as in `taxsync start`.
+  const redisTarget = configuredRedis(config) ?? redisUrl;
+  const settings = options.settings ?? DEFAULT_SETTINGS;
+  const connection = createRedis(redisTarget, 'worker');
   const queues = createQueues(connection, prefix);
   lifecycle.onShutdown('test queues', async () => {
     await closeQueues(queues);
     connection.disconnect();
   });
   if (options.work !== false) {
-    await startWork({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
+    await startWork({ config, settings, redisTarget, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
   }
   const served = await startServe({
     metrics,
     config,
-    settings: DEFAULT_SETTINGS,
-    redisTarget: redisUrl,
+    settings,
+    redisTarget,
     logger,
     lifecycle,
     ...(options.emulatorOnHealthz ? { emulatorUrl: emulator.url } : {}),

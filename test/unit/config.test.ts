@@ -29,6 +29,13 @@ describe('loadConfig', () => {
     expect(failure({ TAXSYNC_STALLED_INTERVAL_MS: '10' })).toContain('TAXSYNC_STALLED_INTERVAL_MS must be at least 1000');
   });
 
+  it('reads REDIS_CLUSTER as "REDIS_URL is one node of a Redis Cluster", which needs REDIS_URL', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379' }).redis.cluster).toBe(false);
+    expect(loadConfig({ REDIS_URL: 'rediss://:pw@redis.example.com:6380', REDIS_CLUSTER: '1' }).redis).toMatchObject({ cluster: true, prefix: '{taxsync}' });
+    expect(failure({ REDIS_CLUSTER: '1' })).toContain('REDIS_CLUSTER is set but REDIS_URL is not');
+    expect(failure({ REDIS_URL: 'redis://10.0.0.1:6379', REDIS_CLUSTER: 'yes' })).toContain('REDIS_CLUSTER must be 1 or 0');
+  });
+
   it('returns a frozen object', () => {
     const config = loadConfig({});
     expect(Object.isFrozen(config)).toBe(true);

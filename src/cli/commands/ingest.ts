@@ -29,7 +29,7 @@ export function registerIngestCommand(program: Command): void {
       const connection = createRedis(redisTarget, 'producer');
       await new Promise<void>((resolve, reject) => {
         connection.once('ready', () => resolve());
-        connection.once('error', (error) => reject(error));
+        connection.once('error', (error: Error) => reject(error));
       });
       const queues = createQueues(connection, config.redis.prefix);
       const keys = createKeys(config.redis.prefix);
