@@ -5,6 +5,7 @@ import { buildApp } from '../http/app.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
+import { createAuditLog } from '../queue/audit.js';
 import { createKeys } from '../queue/keys.js';
 import { createDlqDeps } from './dlq-open.js';
 import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
@@ -61,6 +62,15 @@ export async function startServe(deps: {
       usesEmulator: config.usesEmulator || deps.emulatorUrl !== undefined,
       ...(deps.emulatorUrl === undefined ? {} : { emulatorUrl: deps.emulatorUrl }),
     },
+    ...(config.adminToken === undefined
+      ? {}
+      : {
+          admin: {
+            token: config.adminToken,
+            queues: Object.values(queues),
+            dlq: (actor: string) => ({ ...dlq, audit: createAuditLog(connection, keys, { actor }) }),
+          },
+        }),
   });
   // Registered last, so it runs first: stop accepting webhooks before closing Redis.
   lifecycle.onShutdown('http', () => app.close());
