@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../observability/logger.js';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
-import { discardEntries, entriesById, listEntries, replayEntries, selectEntries, type DlqDeps, type Selection } from '../../runtime/dlq.js';
+import { discardEntries, entriesById, replayEntries, selectEntries, type DlqDeps, type Selection } from '../../runtime/dlq.js';
 import { describeTally, isEmptyFilter, parseFilter, tally, type DlqFilter } from '../../runtime/dlq-filter.js';
 import type { AdminAuth, Viewer } from './auth.js';
 import { confirmView, discardResultView, entryView, FILTER_FIELDS, listView, replayResultView, type Action, type FilterFields } from './dead-letter-views.js';
@@ -68,10 +68,10 @@ export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLette
     const parsed = filterOf(fields);
     if ('error' in parsed) return send(request, reply, 'Dead letters', listView({ fields, entries: [], total: 0, offset: 0, limit: PAGE_SIZE, summary: 'no entries shown', error: parsed.error }), 400);
     const offset = Math.max(0, Number.parseInt(params.get('offset') ?? '0', 10) || 0);
-    const dlq = deps.dlq(deps.viewerOf(request).actor);
-    const found = await listEntries(dlq, parsed.filter, { offset, limit: PAGE_SIZE });
-    const all = found.total <= found.entries.length ? found.entries : await selectEntries(dlq, parsed.filter);
-    return send(request, reply, 'Dead letters', listView({ fields, entries: found.entries, total: found.total, offset, limit: PAGE_SIZE, summary: describeTally(tally(all)) }));
+    // One scan gives the page and the tally of the whole selection.
+    const all = await selectEntries(deps.dlq(deps.viewerOf(request).actor), parsed.filter);
+    const entries = all.slice(offset, offset + PAGE_SIZE);
+    return send(request, reply, 'Dead letters', listView({ fields, entries, total: all.length, offset, limit: PAGE_SIZE, summary: describeTally(tally(all)) }));
   });
 
   scope.get<{ Params: { id: string } }>('/dead-letters/entries/:id', async (request, reply) => {

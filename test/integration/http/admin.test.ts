@@ -197,6 +197,24 @@ describe('the admin routes', () => {
     expect((await app.inject({ url: '/admin/dead-letters/entries/nope', headers })).statusCode).toBe(404);
   });
 
+  it('pages the list 50 at a time, newest first, keeping the filter', async () => {
+    app = await build(true);
+    const at = (n: number) => new Date(Date.UTC(2026, 10, 21, 0, 0, n)).toISOString();
+    const entries = Array.from({ length: 52 }, (_, n) => keptDelivery(`kept-${String(n).padStart(2, '0')}`, {}, { at: at(n) }));
+    await pipeline.producer.accept({ events: [], deadLetters: entries });
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    const rows = (body: string) => [...body.matchAll(/href="\/admin\/dead-letters\/entries\/([^"]+)"/g)].map((m) => m[1]);
+    const first = await app.inject({ url: '/admin/dead-letters?queue=ingest', headers });
+    expect(first.body).toContain('52 entries (ingest 52; INVALID_PAYLOAD 52); showing 1–50');
+    expect(rows(first.body)).toHaveLength(50);
+    expect(rows(first.body)[0]).toBe('kept-51');
+    expect(first.body).toContain('href="/admin/dead-letters?queue=ingest&amp;offset=50">older');
+    const second = await app.inject({ url: '/admin/dead-letters?queue=ingest&offset=50', headers });
+    expect(rows(second.body)).toEqual(['kept-01', 'kept-00']);
+    expect(second.body).toContain('showing 51–52');
+    expect(second.body).toContain('href="/admin/dead-letters?queue=ingest&amp;offset=0">← newer');
+  });
+
   it('refuses a cookie POST without the CSRF token or from another site, then discards and audits when confirmed', async () => {
     app = await build(true);
     await pipeline.producer.accept({ events: [], deadLetters: [kept('kept-1'), kept('kept-2')] });
