@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { registerAdminRoutes, type AdminDeps } from './admin/index.js';
 import { registerWebhookRoutes, type WebhookDeps } from './webhooks.js';
 
 export interface AppDeps extends WebhookDeps {
@@ -14,6 +15,8 @@ export interface AppDeps extends WebhookDeps {
     /** The built-in emulator's URL, when this process runs it (`taxsync start` without TAX_API_URL). */
     emulatorUrl?: string;
   };
+  /** Bull Board and the dead-letter page under /admin; absent (TAXSYNC_ADMIN_TOKEN unset): /admin/* answers 404. */
+  admin?: AdminDeps;
 }
 
 /** The `api` member of /healthz: which tax engine this daemon sends to. */
@@ -68,5 +71,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerWebhookRoutes(scope, deps);
     done();
   });
+  if (deps.admin) await registerAdminRoutes(app, deps.admin, deps.logger.child({ component: 'admin' }));
   return app;
 }

@@ -1,8 +1,12 @@
+import type { Queue } from 'bullmq';
+import type { Config } from '../config/index.js';
+import type { Settings } from '../config/settings.js';
 import { vatEnabled } from '../mapping/index.js';
 import { createAuditLog } from '../queue/audit.js';
-import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
+import { closeQueues, createQueues, createRedis, type RedisClient } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
+import type { QueueName } from '../queue/names.js';
 import { createProducer } from '../queue/producer.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
@@ -10,19 +14,20 @@ import type { Booted } from './boot.js';
 import type { DlqDeps } from './dlq.js';
 import { resolveRedis } from './redis.js';
 
-/** The dead-letter tools' dependencies for one CLI run, over one connection; `close` releases them. */
-export async function openDlq(booted: Booted, options: { actor?: string } = {}): Promise<{ deps: DlqDeps; close(): Promise<void> }> {
-  const { config, settings, logger, lifecycle } = booted;
-  const target = await resolveRedis(config, config.dataDir, logger, lifecycle);
-  const connection = createRedis(target, 'producer');
-  await new Promise<void>((resolve, reject) => {
-    connection.once('ready', () => resolve());
-    connection.once('error', (error: Error) => reject(error));
-  });
-  const queues = createQueues(connection, config.redis.prefix);
+/**
+ * The dead-letter tools' dependencies over one ready connection and its queues. The producer is
+ * the one the webhook server sends with too, so replays and webhooks queue work the same way.
+ */
+export function createDlqDeps(
+  connection: RedisClient,
+  queues: Readonly<Record<QueueName, Queue>>,
+  config: Config,
+  settings: Settings,
+  options: { actor?: string } = {},
+): DlqDeps {
   const keys = createKeys(config.redis.prefix);
   const deadLetters = createDeadLetterStore(queues['dead-letter']);
-  const deps: DlqDeps = {
+  return {
     queues,
     keys,
     deadLetters,
@@ -35,6 +40,7 @@ export async function openDlq(booted: Booted, options: { actor?: string } = {}):
       deliveryTtlMs: config.webhooks.deliveryTtlMs,
       coalesceDelayMs: config.queue.coalesceDelayMs,
       vat: vatEnabled(settings.vat),
+      // The attempts of every job come from here (TAXSYNC_MAX_ATTEMPTS), not from the workers.
       retry: config.queue.retry,
     }),
     records: createRecordStore(connection, keys),
@@ -44,8 +50,20 @@ export async function openDlq(booted: Booted, options: { actor?: string } = {}):
     trace: config.trace,
     retry: config.queue.retry,
   };
+}
+
+/** The dead-letter tools' dependencies for one CLI run, over one connection; `close` releases them. */
+export async function openDlq(booted: Booted, options: { actor?: string } = {}): Promise<{ deps: DlqDeps; close(): Promise<void> }> {
+  const { config, settings, logger, lifecycle } = booted;
+  const target = await resolveRedis(config, config.dataDir, logger, lifecycle);
+  const connection = createRedis(target, 'producer');
+  await new Promise<void>((resolve, reject) => {
+    connection.once('ready', () => resolve());
+    connection.once('error', (error: Error) => reject(error));
+  });
+  const queues = createQueues(connection, config.redis.prefix);
   return {
-    deps,
+    deps: createDlqDeps(connection, queues, config, settings, options),
     async close() {
       await closeQueues(queues);
       connection.disconnect();

@@ -5,10 +5,9 @@ import { buildApp } from '../http/app.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
 import { answers, closeQueues, createQueues, createRedis, type RedisTarget } from '../queue/connection.js';
-import { createDeadLetterStore } from '../queue/dead-letter.js';
+import { createAuditLog } from '../queue/audit.js';
 import { createKeys } from '../queue/keys.js';
-import { createProducer } from '../queue/producer.js';
-import { vatEnabled } from '../mapping/index.js';
+import { createDlqDeps } from './dlq-open.js';
 import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
 import type { Lifecycle } from './lifecycle.js';
 import { queueSource } from './metrics.js';
@@ -49,20 +48,11 @@ export async function startServe(deps: {
   const keys = createKeys(config.redis.prefix);
   metrics.watchQueues(queueSource(queues, connection, keys));
   const connectors = enabledConnectors(deps.secrets ?? webhookSecrets(config, false), deps.settings, config);
+  // The webhooks and the dead-letter tools queue work through the same producer.
+  const dlq = createDlqDeps(connection, queues, config, deps.settings);
   const app = await buildApp({
     connectors,
-    producer: createProducer({
-      queues,
-      connection,
-      keys,
-      deadLetters: createDeadLetterStore(queues['dead-letter']),
-      trace: config.trace,
-      deliveryTtlMs: config.webhooks.deliveryTtlMs,
-      coalesceDelayMs: config.queue.coalesceDelayMs,
-      vat: vatEnabled(deps.settings.vat),
-      // The attempts of every job come from here (TAXSYNC_MAX_ATTEMPTS), not from the workers.
-      retry: config.queue.retry,
-    }),
+    producer: dlq.producer,
     logger,
     metrics,
     bodyLimitBytes: config.webhooks.bodyLimitBytes,
@@ -72,6 +62,15 @@ export async function startServe(deps: {
       usesEmulator: config.usesEmulator || deps.emulatorUrl !== undefined,
       ...(deps.emulatorUrl === undefined ? {} : { emulatorUrl: deps.emulatorUrl }),
     },
+    ...(config.adminToken === undefined
+      ? {}
+      : {
+          admin: {
+            token: config.adminToken,
+            queues: Object.values(queues),
+            dlq: (actor: string) => ({ ...dlq, audit: createAuditLog(connection, keys, { actor }) }),
+          },
+        }),
   });
   // Registered last, so it runs first: stop accepting webhooks before closing Redis.
   lifecycle.onShutdown('http', () => app.close());

@@ -2,37 +2,20 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
 import { TaxsyncError } from '../../src/domain/errors.js';
 import type { CanonicalEvent } from '../../src/domain/events.js';
-import { createAuditLog } from '../../src/queue/audit.js';
-import type { DeadLetterEntry, NewDeadLetter } from '../../src/queue/dead-letter.js';
-import { createVatLedger } from '../../src/queue/vat-ledger.js';
+import type { DeadLetterEntry } from '../../src/queue/dead-letter.js';
 import { parseFilter } from '../../src/runtime/dlq-filter.js';
 import { editEntry } from '../../src/runtime/dlq-edit.js';
 import { applyRetention, type ArchivedEntry } from '../../src/runtime/dlq-retention.js';
 import { replayEntries, selectEntries, type DlqDeps } from '../../src/runtime/dlq.js';
+import { keptDelivery, pipelineDlqDeps } from '../helpers/dead-letters.js';
 import { createPipeline, customerEvent, eventually, type Pipeline } from '../helpers/pipeline.js';
 import { useRedis } from '../helpers/redis.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/connectors/shopify/customers-create-tax-exemptions.json', import.meta.url), 'utf8')) as {
   body: { updated_at: string };
 };
-
-function keptDelivery(id: string, body: unknown, at = '2026-11-21T02:40:14.870Z'): NewDeadLetter {
-  return {
-    id,
-    queue: 'ingest',
-    record: null,
-    event: null,
-    error: { code: 'INVALID_PAYLOAD', message: 'payload does not match the schema', retryable: false },
-    http: null,
-    raw: { connector: 'shopify', topic: 'customers/create', delivery_id: `delivery-${id}`, content_type: 'application/json', received_at: at, body: JSON.stringify(body), body_truncated: false },
-    attempts: 0,
-    first_failed_at: at,
-    last_failed_at: at,
-  };
-}
 
 const nameOf = (event: CanonicalEvent) => (event.type === 'customer.upserted' ? event.data.name : undefined);
 const C1 = { kind: 'customer', source: 'api', external_id: 'c-1' } as const;
@@ -46,18 +29,7 @@ describe('dlq edit, replay --remap', () => {
 
   beforeEach(async () => {
     pipeline = await createPipeline(ctx.url, ctx.prefix, { retry: { attempts: 1, baseMs: 10, capMs: 20 } });
-    deps = {
-      queues: pipeline.queues,
-      keys: pipeline.keys,
-      deadLetters: pipeline.deadLetters,
-      producer: pipeline.producer,
-      records: pipeline.records,
-      ledger: createVatLedger(pipeline.producerConnection, pipeline.keys, { leaseMs: 30_000 }),
-      audit: createAuditLog(pipeline.producerConnection, pipeline.keys, { actor: 'tester' }),
-      settings: DEFAULT_SETTINGS,
-      trace: { maxEntries: 50, maxAgeMs: 600_000 },
-      retry: { attempts: 1, baseMs: 10, capMs: 20 },
-    };
+    deps = pipelineDlqDeps(pipeline, { actor: 'tester', retry: { attempts: 1, baseMs: 10, capMs: 20 } });
     broken = true;
     sent = [];
     await pipeline.startWorker('customers', async (event, hctx) => {
@@ -179,7 +151,7 @@ describe('dlq retention', () => {
     const day = (n: number) => new Date(now.getTime() - n * 86_400_000).toISOString();
     await pipeline.producer.accept({
       events: [],
-      deadLetters: [keptDelivery('d1', {}, day(1)), keptDelivery('d2', {}, day(2)), keptDelivery('d3', {}, day(3)), keptDelivery('d40', {}, day(40))],
+      deadLetters: [keptDelivery('d1', {}, { at: day(1) }), keptDelivery('d2', {}, { at: day(2) }), keptDelivery('d3', {}, { at: day(3) }), keptDelivery('d40', {}, { at: day(40) })],
     });
   });
   afterEach(async () => {

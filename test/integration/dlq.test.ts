@@ -1,13 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
 import { TaxsyncError } from '../../src/domain/errors.js';
 import type { CanonicalEvent } from '../../src/domain/events.js';
 import { recordKeyString } from '../../src/domain/record-key.js';
-import { createAuditLog } from '../../src/queue/audit.js';
-import type { NewDeadLetter } from '../../src/queue/dead-letter.js';
 import { readTrace } from '../../src/queue/trace.js';
-import { createVatLedger } from '../../src/queue/vat-ledger.js';
 import { parseFilter } from '../../src/runtime/dlq-filter.js';
 import {
   discardEntries,
@@ -21,37 +17,13 @@ import {
   type DlqDeps,
 } from '../../src/runtime/dlq.js';
 import { buildCli, spawnCli } from '../helpers/cli.js';
+import { keptDelivery, pipelineDlqDeps } from '../helpers/dead-letters.js';
 import { createPipeline, customerEvent, eventually, type Pipeline } from '../helpers/pipeline.js';
 import { useRedis } from '../helpers/redis.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/connectors/shopify/customers-create-tax-exemptions.json', import.meta.url), 'utf8')) as {
   body: unknown;
 };
-
-/** A signed Shopify delivery kept by ingest: `body` decides whether today's connector reads it. */
-function keptDelivery(id: string, body: unknown): NewDeadLetter {
-  const at = '2026-11-21T02:40:14.870Z';
-  return {
-    id,
-    queue: 'ingest',
-    record: null,
-    event: null,
-    error: { code: 'INVALID_PAYLOAD', message: 'payload does not match the schema', retryable: false },
-    http: null,
-    raw: {
-      connector: 'shopify',
-      topic: 'customers/create',
-      delivery_id: `delivery-${id}`,
-      content_type: 'application/json',
-      received_at: at,
-      body: JSON.stringify(body),
-      body_truncated: false,
-    },
-    attempts: 0,
-    first_failed_at: at,
-    last_failed_at: at,
-  };
-}
 
 const nameOf = (event: CanonicalEvent) => (event.type === 'customer.upserted' ? event.data.name : undefined);
 
@@ -64,18 +36,7 @@ describe('dead-letter tools', () => {
 
   beforeEach(async () => {
     pipeline = await createPipeline(ctx.url, ctx.prefix, { retry: { attempts: 1, baseMs: 10, capMs: 20 } });
-    deps = {
-      queues: pipeline.queues,
-      keys: pipeline.keys,
-      deadLetters: pipeline.deadLetters,
-      producer: pipeline.producer,
-      records: pipeline.records,
-      ledger: createVatLedger(pipeline.producerConnection, pipeline.keys, { leaseMs: 30_000 }),
-      audit: createAuditLog(pipeline.producerConnection, pipeline.keys, { actor: 'tester' }),
-      settings: DEFAULT_SETTINGS,
-      trace: { maxEntries: 50, maxAgeMs: 600_000 },
-      retry: { attempts: 1, baseMs: 10, capMs: 20 },
-    };
+    deps = pipelineDlqDeps(pipeline, { actor: 'tester', retry: { attempts: 1, baseMs: 10, capMs: 20 } });
     broken = true;
     sent = [];
     // The tax engine answers 500 to every customer while `broken`, then accepts.

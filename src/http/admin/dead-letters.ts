@@ -1,0 +1,122 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '../../observability/logger.js';
+import type { DeadLetterEntry } from '../../queue/dead-letter.js';
+import { discardEntries, entriesById, replayEntries, selectEntries, type DlqDeps, type Selection } from '../../runtime/dlq.js';
+import { describeTally, isEmptyFilter, parseFilter, tally, type DlqFilter } from '../../runtime/dlq-filter.js';
+import type { AdminAuth, Viewer } from './auth.js';
+import { confirmView, discardResultView, entryView, FILTER_FIELDS, listView, replayResultView, type Action, type FilterFields } from './dead-letter-views.js';
+import { html, page, type Html } from './html.js';
+
+export const PAGE_SIZE = 50;
+
+export interface DeadLetterRouteDeps {
+  auth: AdminAuth;
+  /** The dead-letter tools, writing the audit log as `actor`. */
+  dlq: (actor: string) => DlqDeps;
+  logger: Logger;
+  viewerOf: (request: FastifyRequest) => Viewer;
+}
+
+function fieldsOf(params: URLSearchParams): FilterFields {
+  const fields: FilterFields = {};
+  for (const name of FILTER_FIELDS) {
+    const value = params.get(name)?.trim();
+    if (value) fields[name] = value;
+  }
+  return fields;
+}
+
+/** The filter the fields describe; a bad value is a message for the page (the CLI's wording, without its `--`). */
+function filterOf(fields: FilterFields): { filter: DlqFilter } | { error: string } {
+  try {
+    return { filter: parseFilter({ ...fields, externalId: fields.external_id }) };
+  } catch (error) {
+    return { error: (error as Error).message.replace(/--(\w)/g, '$1') };
+  }
+}
+
+function searchOf(request: FastifyRequest): URLSearchParams {
+  return new URLSearchParams(request.url.split('?')[1] ?? '');
+}
+
+/** The chosen entries: the ids named, else every entry the filter matches. */
+async function chosen(deps: DlqDeps, params: URLSearchParams): Promise<{ entries: DeadLetterEntry[]; missing: string[]; selection: Selection; fields: FilterFields } | { error: string }> {
+  const fields = fieldsOf(params);
+  const parsed = filterOf(fields);
+  if ('error' in parsed) return parsed;
+  const ids = params.getAll('id').filter((id) => id !== '');
+  if (ids.length > 0) {
+    const { entries, missing } = await entriesById(deps, ids);
+    // Confirmed from a filtered list: the audit log keeps the filter as well as the ids.
+    return { entries, missing, fields, selection: Object.keys(fields).length > 0 ? { ids, filter: parsed.filter } : { ids } };
+  }
+  return { entries: await selectEntries(deps, parsed.filter), missing: [], fields, selection: { filter: parsed.filter } };
+}
+
+export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLetterRouteDeps): void {
+  const send = (request: FastifyRequest, reply: FastifyReply, title: string, body: Html, status = 200) => {
+    const viewer = deps.viewerOf(request);
+    const options = viewer.via === 'cookie' ? { actor: viewer.actor, csrf: deps.auth.csrfFor(viewer.session) } : { actor: viewer.actor };
+    return reply.code(status).type('text/html; charset=utf-8').send(page(title, body, options));
+  };
+
+  scope.get('/', (_request, reply) => reply.redirect('/admin/dead-letters', 303));
+
+  scope.get('/dead-letters', async (request, reply) => {
+    const params = searchOf(request);
+    const fields = fieldsOf(params);
+    const parsed = filterOf(fields);
+    if ('error' in parsed) return send(request, reply, 'Dead letters', listView({ fields, entries: [], total: 0, offset: 0, limit: PAGE_SIZE, summary: 'no entries shown', error: parsed.error }), 400);
+    const offset = Math.max(0, Number.parseInt(params.get('offset') ?? '0', 10) || 0);
+    // One scan gives the page and the tally of the whole selection.
+    const all = await selectEntries(deps.dlq(deps.viewerOf(request).actor), parsed.filter);
+    const entries = all.slice(offset, offset + PAGE_SIZE);
+    return send(request, reply, 'Dead letters', listView({ fields, entries, total: all.length, offset, limit: PAGE_SIZE, summary: describeTally(tally(all)) }));
+  });
+
+  scope.get<{ Params: { id: string } }>('/dead-letters/entries/:id', async (request, reply) => {
+    const { entries } = await entriesById(deps.dlq(deps.viewerOf(request).actor), [request.params.id]);
+    const [entry] = entries;
+    if (!entry) return send(request, reply, 'Not found', html`<p>No dead-letter entry ${request.params.id} (replayed or discarded already?).</p><p><a href="/admin/dead-letters">back</a></p>`, 404);
+    return send(request, reply, 'Dead-letter entry', entryView(entry));
+  });
+
+  for (const action of ['replay', 'discard'] as const satisfies readonly Action[]) {
+    const title = action === 'replay' ? 'Replay' : 'Discard';
+
+    // GET: what would be done, with the button that does it (the confirmation).
+    scope.get(`/dead-letters/${action}`, async (request, reply) => {
+      const viewer = deps.viewerOf(request);
+      const params = searchOf(request);
+      const picked = await chosen(deps.dlq(viewer.actor), params);
+      if ('error' in picked) return send(request, reply, title, html`<p class="error">${picked.error}</p>`, 400);
+      // As `taxsync dlq discard`: never everything by accident.
+      if (action === 'discard' && params.getAll('id').length === 0 && picked.selection.filter !== undefined && isEmptyFilter(picked.selection.filter)) {
+        return send(request, reply, title, html`<p class="error">A discard needs entries named or at least one filter.</p><p><a href="/admin/dead-letters">back</a></p>`, 400);
+      }
+      const csrf = viewer.via === 'cookie' ? deps.auth.csrfFor(viewer.session) : undefined;
+      return send(request, reply, title, confirmView({ action, entries: picked.entries, missing: picked.missing, fields: picked.fields, ...(csrf === undefined ? {} : { csrf }) }));
+    });
+
+    // POST: do it, through the same functions as `taxsync dlq` (coalescing, ledger, audit log).
+    scope.post(`/dead-letters/${action}`, async (request, reply) => {
+      const viewer = deps.viewerOf(request);
+      const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+      if (!deps.auth.sameSitePost(request, viewer, form.get('csrf') ?? undefined)) {
+        return send(request, reply, title, html`<p class="error">Refused: this form did not come from this site's own pages (or the session changed). Go back and try again.</p>`, 403);
+      }
+      if (form.getAll('id').length === 0) return send(request, reply, title, html`<p class="error">Name the entries to ${action} (id).</p>`, 400);
+      const dlq = deps.dlq(viewer.actor);
+      const picked = await chosen(dlq, form);
+      if ('error' in picked) return send(request, reply, title, html`<p class="error">${picked.error}</p>`, 400);
+      if (action === 'replay') {
+        const summary = await replayEntries(dlq, picked.entries, { actor: viewer.actor, selection: picked.selection });
+        deps.logger.info({ actor: viewer.actor, action, count: picked.entries.length, counts: summary.counts }, 'dead letters replayed from the admin page');
+        return send(request, reply, 'Replayed', replayResultView(summary, picked.missing));
+      }
+      const discarded = await discardEntries(dlq, picked.entries, picked.selection);
+      deps.logger.info({ actor: viewer.actor, action, count: discarded }, 'dead letters discarded from the admin page');
+      return send(request, reply, 'Discarded', discardResultView(discarded, picked.missing));
+    });
+  }
+}

@@ -1,0 +1,51 @@
+import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
+import { createAuditLog } from '../../src/queue/audit.js';
+import type { NewDeadLetter } from '../../src/queue/dead-letter.js';
+import type { RetryPolicy } from '../../src/queue/retry.js';
+import { createVatLedger } from '../../src/queue/vat-ledger.js';
+import type { DlqDeps } from '../../src/runtime/dlq.js';
+import type { Pipeline } from './pipeline.js';
+
+/**
+ * A signed Shopify `customers/create` delivery kept by ingest as unreadable: `body` decides whether
+ * today's connector reads it on replay.
+ */
+export function keptDelivery(id: string, body: unknown, options: { at?: string; message?: string } = {}): NewDeadLetter {
+  const at = options.at ?? '2026-11-21T02:40:14.870Z';
+  return {
+    id,
+    queue: 'ingest',
+    record: null,
+    event: null,
+    error: { code: 'INVALID_PAYLOAD', message: options.message ?? 'payload does not match the schema', retryable: false },
+    http: null,
+    raw: {
+      connector: 'shopify',
+      topic: 'customers/create',
+      delivery_id: `delivery-${id}`,
+      content_type: 'application/json',
+      received_at: at,
+      body: JSON.stringify(body),
+      body_truncated: false,
+    },
+    attempts: 0,
+    first_failed_at: at,
+    last_failed_at: at,
+  };
+}
+
+/** The dead-letter tools' dependencies over a test pipeline, writing the audit log as `actor`. */
+export function pipelineDlqDeps(pipeline: Pipeline, options: { actor: string; retry?: RetryPolicy }): DlqDeps {
+  return {
+    queues: pipeline.queues,
+    keys: pipeline.keys,
+    deadLetters: pipeline.deadLetters,
+    producer: pipeline.producer,
+    records: pipeline.records,
+    ledger: createVatLedger(pipeline.producerConnection, pipeline.keys, { leaseMs: 30_000 }),
+    audit: createAuditLog(pipeline.producerConnection, pipeline.keys, { actor: options.actor }),
+    settings: DEFAULT_SETTINGS,
+    trace: { maxEntries: 50, maxAgeMs: 600_000 },
+    ...(options.retry ? { retry: options.retry } : {}),
+  };
+}
