@@ -4,13 +4,14 @@ import type { DestinationStream } from 'pino';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { Secret } from '../../src/config/secret.js';
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/config/settings.js';
 import { CONNECTORS } from '../../src/connectors/registry.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
 import type { QueueName } from '../../src/queue/names.js';
+import { connectApi } from '../../src/runtime/api.js';
 import { createLifecycle, type Lifecycle } from '../../src/runtime/lifecycle.js';
 import { startServe } from '../../src/runtime/serve.js';
 import { startWork } from '../../src/runtime/work.js';
@@ -91,6 +92,8 @@ export interface DaemonOptions {
   logDestination?: DestinationStream;
   /** Runs on the listening emulator before the daemon starts (to observe or wrap its parts). */
   onEmulator?: (emulator: Emulator & { url: string }) => void;
+  /** The TAXSYNC_CONFIG settings (mapping, VAT). @defaultValue DEFAULT_SETTINGS */
+  settings?: Settings;
 }
 
 /** The daemon as `taxsync start` runs it (webhooks + workers in one process) against an emulator. */
@@ -98,20 +101,14 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
   const emulator = await startEmulator({ ...options.emulator, port: 0, host: '127.0.0.1', control: true });
   options.onEmulator?.(emulator);
   const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env });
+  const settings = options.settings ?? DEFAULT_SETTINGS;
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
   const metrics = createMetrics();
-  const workerApi = createApiClients({
-    taxUrl: emulator.url,
-    clientId: DEFAULT_CLIENT.clientId,
-    clientSecret: new Secret(DEFAULT_CLIENT.clientSecret),
-    onCall: metrics.observeApiCall,
-  });
-  lifecycle.onShutdown('api', async () => {
-    await api.close();
-    await workerApi.close();
-  });
+  // The workers' clients as `taxsync start` builds them: credentials and timeouts from the config.
+  const workerApi = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall });
+  lifecycle.onShutdown('api', () => api.close());
   const connection = createRedis(redisUrl, 'worker');
   const queues = createQueues(connection, prefix);
   lifecycle.onShutdown('test queues', async () => {
@@ -119,12 +116,12 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
     connection.disconnect();
   });
   if (options.work !== false) {
-    await startWork({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
+    await startWork({ config, settings, redisTarget: redisUrl, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
   }
   const served = await startServe({
     metrics,
     config,
-    settings: DEFAULT_SETTINGS,
+    settings,
     redisTarget: redisUrl,
     logger,
     lifecycle,
