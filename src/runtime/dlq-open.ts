@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { vatEnabled } from '../mapping/index.js';
 import { createAuditLog } from '../queue/audit.js';
 import { closeQueues, createQueues, createRedis } from '../queue/connection.js';
@@ -10,8 +11,11 @@ import type { Booted } from './boot.js';
 import type { DlqDeps } from './dlq.js';
 import { resolveRedis } from './redis.js';
 
-/** The dead-letter tools' dependencies for one CLI run, over one connection; `close` releases them. */
-export async function openDlq(booted: Booted, options: { actor?: string } = {}): Promise<{ deps: DlqDeps; close(): Promise<void> }> {
+/**
+ * The dead-letter tools' dependencies for one CLI run, over one connection (`redis`: a CLI command
+ * is its only user, so `dlq prune` may WATCH on it); `close` releases them.
+ */
+export async function openDlq(booted: Booted, options: { actor?: string } = {}): Promise<{ deps: DlqDeps; redis: Redis; close(): Promise<void> }> {
   const { config, settings, logger, lifecycle } = booted;
   const target = await resolveRedis(config, config.dataDir, logger, lifecycle);
   const connection = createRedis(target, 'producer');
@@ -46,6 +50,7 @@ export async function openDlq(booted: Booted, options: { actor?: string } = {}):
   };
   return {
     deps,
+    redis: connection,
     async close() {
       await closeQueues(queues);
       connection.disconnect();
