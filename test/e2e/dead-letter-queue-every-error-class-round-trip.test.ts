@@ -84,7 +84,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
         TAXSYNC_VAT_BACKOFF_BASE_MS: '20',
         TAXSYNC_VAT_BACKOFF_CAP_MS: '200',
         TAXSYNC_WAIT_DEADLINE_S: '1',
-        TAX_API_HEADERS_TIMEOUT_MS: '1500',
+        TAX_API_HEADERS_TIMEOUT_MS: '2500',
         TAXSYNC_CONFIG: settingsPath,
       },
     });
@@ -174,8 +174,9 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     await post(erpCustomer('c-drop', 1));
     ids.API_NETWORK = (await entryOf('API_NETWORK', 'c-drop')).id;
 
-    // transient: no answer within TAX_API_HEADERS_TIMEOUT_MS (1.5 s), three times.
-    await setFaults([{ kind: 'latency', route: 'customers.upsert', ms: 4_000, times: 3 }]);
+    // transient: no answer within TAX_API_HEADERS_TIMEOUT_MS, three times (2.5 s: headroom for a
+    // loaded machine, where an ordinary answer must never time out).
+    await setFaults([{ kind: 'latency', route: 'customers.upsert', ms: 6_000, times: 3 }]);
     await post(erpCustomer('c-slow', 1));
     ids.API_TIMEOUT = (await entryOf('API_TIMEOUT', 'c-slow')).id;
 
