@@ -132,17 +132,19 @@ export async function applyRetention(deps: RetentionDeps, settings: RetentionSet
     result.byAge = expired.filter((e) => e.reason === 'max-age').length;
     result.byCap = result.removed - result.byAge;
 
+    // Only while the lease is still ours (WATCH: an expiry or a new holder aborts the EXEC).
+    const lost = () => new Error(`dead-letter retention: lost the lease after archiving ${result.removed} entries to ${archivePath}; nothing removed (the next run archives them again)`);
     await deps.redis.watch(lease);
     if ((await deps.redis.get(lease)) !== token) {
       await deps.redis.unwatch();
-      throw new Error(`dead-letter retention: lost the lease after archiving ${result.removed} entries to ${archivePath}; nothing removed (the next run archives them again)`);
+      throw lost();
     }
     const multi = deps.redis.multi();
     for (const { entry } of expired) deps.deadLetters.removeTo(multi, entry.id);
     if (result.byAge > 0) multi.hincrby(deps.keys.counters, archivedCounter('max-age'), result.byAge);
     if (result.byCap > 0) multi.hincrby(deps.keys.counters, archivedCounter('max-entries'), result.byCap);
     const exec = await multi.exec();
-    if (exec === null) throw new Error(`dead-letter retention: lost the lease after archiving ${result.removed} entries to ${archivePath}; nothing removed (the next run archives them again)`);
+    if (exec === null) throw lost();
     for (const [error] of exec) if (error) throw error;
     deps.logger.info(
       { removed: result.removed, byAge: result.byAge, byCap: result.byCap, kept: result.kept, archive: archivePath },
