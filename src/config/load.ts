@@ -98,6 +98,7 @@ const EnvSchema = z.object({
   TAXSYNC_DLQ_MAX_ENTRIES: int(0, 100_000_000, 0),
   TAXSYNC_DLQ_MAX_AGE_DAYS: int(0, 36_500, 0),
   TAXSYNC_DLQ_ARCHIVE: optionalString,
+  TAXSYNC_DLQ_RETENTION_INTERVAL_MS: int(1_000, 86_400_000, 600_000),
   TAXSYNC_COALESCE_MS: int(0, 60_000, 0),
   TAXSYNC_TRACE_MAX_ENTRIES: int(0, 10_000, 100),
   TAXSYNC_TRACE_MAX_AGE_DAYS: int(1, 3_650, 30),
@@ -184,6 +185,8 @@ function buildConfig(env: Env) {
       maxEntries: env.TAXSYNC_DLQ_MAX_ENTRIES,
       maxAgeDays: env.TAXSYNC_DLQ_MAX_AGE_DAYS,
       archivePath: env.TAXSYNC_DLQ_ARCHIVE ?? join(env.TAXSYNC_DATA_DIR, 'dead-letter-archive.jsonl'),
+      /** How often each `work` / `start` process tries to apply retention (when a limit is set). */
+      retentionIntervalMs: env.TAXSYNC_DLQ_RETENTION_INTERVAL_MS,
     },
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     webhookSecrets: {

@@ -17,8 +17,11 @@ export const FaultRule = z.strictObject({
   rate: z.number().min(0).max(1).default(1),
   /** Fire at most this many times, then stay quiet. */
   times: z.number().int().positive().optional(),
-  /** error: the status to answer (default 500). */
-  status: z.union([z.literal(500), z.literal(503)]).optional(),
+  /**
+   * error: the status to answer (default 500). Any 4xx or 5xx, so a test can also play a service
+   * that refuses a permission (403), loses a route (404) or answers outside its contract (418).
+   */
+  status: z.number().int().min(400).max(599).optional(),
   /** rate_limit (always) and error (when set): the Retry-After header, in seconds. */
   retry_after_s: z.number().int().nonnegative().optional(),
   /** latency: milliseconds to wait. */

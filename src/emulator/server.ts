@@ -140,8 +140,9 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     context.entry.faults.push(...decision.fired);
     if (decision.latencyBeforeMs > 0) await sleep(decision.latencyBeforeMs);
     if (decision.reject !== undefined) {
-      const message = decision.reject.kind === 'rate_limit' ? 'rate limited (emulator fault)' : 'injected server error (emulator fault)';
-      return reply.code(decision.reject.status).headers(decision.reject.headers).send(errorBody(request.url, message));
+      const { kind, status } = decision.reject;
+      const message = kind === 'rate_limit' ? 'rate limited (emulator fault)' : status >= 500 ? 'injected server error (emulator fault)' : `injected ${status} (emulator fault)`;
+      return reply.code(status).headers(decision.reject.headers).send(errorBody(request.url, message));
     }
   });
 

@@ -168,6 +168,22 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     },
   });
 
+  new Counter({
+    name: 'taxsync_dead_letter_archived_total',
+    labelNames: ['reason'],
+    help: 'Dead-letter entries archived and removed by retention, by reason (max-age, max-entries; all processes, from Redis at scrape time)',
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_dead_letter_archived_total', (s) => s.counters());
+      if (!counters) return;
+      this.reset();
+      for (const reason of ['max-age', 'max-entries']) {
+        const n = Number(counters[`dead_letter_archived:${reason}`] ?? 0);
+        if (Number.isFinite(n) && n > 0) this.inc({ reason }, n);
+      }
+    },
+  });
+
   return {
     registry,
     webhooks: new Counter({

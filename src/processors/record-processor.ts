@@ -162,7 +162,9 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   async function run(job: Job, token?: string): Promise<ProcessResult> {
     const data = RecordJobData.safeParse(job.data);
     if (!data.success) {
-      await deadLetter(job, null, undefined, new TaxsyncError('JOB_INVALID', `job ${job.id} has unreadable data: ${data.error.message}`));
+      // One line (an entry's message is a table cell in `dlq list`): zod's own message is a JSON dump.
+      const problems = data.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; ');
+      await deadLetter(job, null, undefined, new TaxsyncError('JOB_INVALID', `job ${job.id} has unreadable data: ${problems}`));
       return 'dead-lettered';
     }
     const record = data.data.record;

@@ -32,6 +32,8 @@ export interface Keys {
   ingestCheckpoint(fileId: string): string;
   /** List: the operators' audit log of dead-letter actions, newest first. */
   readonly audit: string;
+  /** String: the lease of the one process applying dead-letter retention (its random token). */
+  readonly dlqRetentionLease: string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -51,5 +53,6 @@ export function createKeys(prefix: string): Keys {
     refunds: (invoiceRecordKey) => `${prefix}:refunds:${invoiceRecordKey}`,
     ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
     audit: `${prefix}:audit`,
+    dlqRetentionLease: `${prefix}:dlq-retention-lease`,
   };
 }

@@ -52,8 +52,11 @@ export function createDlqDeps(
   };
 }
 
-/** The dead-letter tools' dependencies for one CLI run, over one connection; `close` releases them. */
-export async function openDlq(booted: Booted, options: { actor?: string } = {}): Promise<{ deps: DlqDeps; close(): Promise<void> }> {
+/**
+ * The dead-letter tools' dependencies for one CLI run, over one connection (`redis`: a CLI command
+ * is its only user, so `dlq prune` may WATCH on it); `close` releases them.
+ */
+export async function openDlq(booted: Booted, options: { actor?: string } = {}): Promise<{ deps: DlqDeps; redis: RedisClient; close(): Promise<void> }> {
   const { config, settings, logger, lifecycle } = booted;
   const target = await resolveRedis(config, config.dataDir, logger, lifecycle);
   const connection = createRedis(target, 'producer');
@@ -64,6 +67,7 @@ export async function openDlq(booted: Booted, options: { actor?: string } = {}):
   const queues = createQueues(connection, config.redis.prefix);
   return {
     deps: createDlqDeps(connection, queues, config, settings, options),
+    redis: connection,
     async close() {
       await closeQueues(queues);
       connection.disconnect();

@@ -22,6 +22,7 @@ import { createRecordStore } from '../queue/record-state.js';
 import { createRefundLedger } from '../queue/refund-ledger.js';
 import { createRequeuer } from '../queue/requeue.js';
 import { createRecordWorker } from '../queue/worker.js';
+import { scheduleRetention } from './dlq-retention-schedule.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** The queues `taxsync work` can run; vat-submissions only runs when VAT is configured. */
@@ -133,6 +134,8 @@ export async function startWork(deps: {
     clearInterval(timer);
     return Promise.resolve();
   });
+  // Registered last, so it stops first, while its queues and connection are still open.
+  scheduleRetention({ config, deadLetters, connect: () => createRedis(deps.redisTarget, 'worker', { connectionName: 'taxsync-retention' }), keys, logger, lifecycle });
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   logger.info({ queues: wanted }, 'workers started');
   return workers;

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
 import type { QueueName } from '../../src/queue/names.js';
+import { connectApi } from '../../src/runtime/api.js';
 import { createLifecycle, type Lifecycle } from '../../src/runtime/lifecycle.js';
 import { configuredRedis } from '../../src/runtime/redis.js';
 import { startServe } from '../../src/runtime/serve.js';
@@ -92,7 +93,7 @@ export interface DaemonOptions {
   logDestination?: DestinationStream;
   /** Runs on the listening emulator before the daemon starts (to observe or wrap its parts). */
   onEmulator?: (emulator: Emulator & { url: string }) => void;
-  /** Mapping settings (VAT registrations…). @defaultValue DEFAULT_SETTINGS */
+  /** The TAXSYNC_CONFIG settings (mapping, VAT). @defaultValue DEFAULT_SETTINGS */
   settings?: Settings;
 }
 
@@ -101,23 +102,16 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
   const emulator = await startEmulator({ ...options.emulator, port: 0, host: '127.0.0.1', control: true });
   options.onEmulator?.(emulator);
   const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env });
+  const settings = options.settings ?? DEFAULT_SETTINGS;
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
   const metrics = createMetrics();
-  const workerApi = createApiClients({
-    taxUrl: emulator.url,
-    clientId: DEFAULT_CLIENT.clientId,
-    clientSecret: new Secret(DEFAULT_CLIENT.clientSecret),
-    onCall: metrics.observeApiCall,
-  });
-  lifecycle.onShutdown('api', async () => {
-    await api.close();
-    await workerApi.close();
-  });
+  // The workers' clients as `taxsync start` builds them: credentials and timeouts from the config.
+  const workerApi = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall });
+  lifecycle.onShutdown('api', () => api.close());
   // REDIS_CLUSTER=1 in `env` makes redisUrl a cluster seed, as in `taxsync start`.
   const redisTarget = configuredRedis(config) ?? redisUrl;
-  const settings = options.settings ?? DEFAULT_SETTINGS;
   const connection = createRedis(redisTarget, 'worker');
   const queues = createQueues(connection, prefix);
   lifecycle.onShutdown('test queues', async () => {

@@ -1,13 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TaxsyncError } from '../../src/domain/errors.js';
 import type { CanonicalEvent } from '../../src/domain/events.js';
 import type { DeadLetterEntry } from '../../src/queue/dead-letter.js';
 import { parseFilter } from '../../src/runtime/dlq-filter.js';
 import { editEntry } from '../../src/runtime/dlq-edit.js';
-import { applyRetention, type ArchivedEntry } from '../../src/runtime/dlq-retention.js';
+import { applyRetention, archivedCounter, type ArchivedEntry } from '../../src/runtime/dlq-retention.js';
 import { replayEntries, selectEntries, type DlqDeps } from '../../src/runtime/dlq.js';
 import { keptDelivery, pipelineDlqDeps } from '../helpers/dead-letters.js';
 import { createPipeline, customerEvent, eventually, type Pipeline } from '../helpers/pipeline.js';
@@ -160,10 +161,11 @@ describe('dlq retention', () => {
   });
 
   const ids = async () => (await selectEntries({ deadLetters: pipeline.deadLetters }, {})).map((e) => e.id);
+  const retentionDeps = () => ({ deadLetters: pipeline.deadLetters, redis: ctx.redis, keys: pipeline.keys, logger, clock: () => now });
 
   it('archives entries over the age limit and the cap, then removes them; others untouched', async () => {
     const archive = join(dir, 'sub', 'archive.jsonl');
-    const result = await applyRetention(pipeline.deadLetters, { maxEntries: 2, maxAgeDays: 30 }, archive, logger, () => now);
+    const result = await applyRetention(retentionDeps(), { maxEntries: 2, maxAgeDays: 30 }, archive);
     expect(result).toMatchObject({ removed: 2, byAge: 1, byCap: 1, kept: 2 });
     expect(await ids()).toEqual(['d1', 'd2']);
     const lines = readFileSync(archive, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ArchivedEntry);
@@ -175,21 +177,51 @@ describe('dlq retention', () => {
     expect(logs).toEqual([{ obj: expect.objectContaining({ removed: 2, archive }), msg: expect.stringContaining(archive) }]);
 
     // Again: nothing more to do, the archive is appended to, never rewritten.
-    expect((await applyRetention(pipeline.deadLetters, { maxEntries: 2, maxAgeDays: 30 }, archive, logger, () => now)).removed).toBe(0);
+    expect((await applyRetention(retentionDeps(), { maxEntries: 2, maxAgeDays: 30 }, archive)).removed).toBe(0);
     expect(readFileSync(archive, 'utf8').trim().split('\n')).toHaveLength(2);
   });
 
   it('does nothing by default (no cap, no age limit)', async () => {
     const archive = join(dir, 'archive.jsonl');
-    const result = await applyRetention(pipeline.deadLetters, { maxEntries: 0, maxAgeDays: 0 }, archive, logger, () => now);
+    const result = await applyRetention(retentionDeps(), { maxEntries: 0, maxAgeDays: 0 }, archive);
     expect(result).toMatchObject({ removed: 0, kept: 4 });
     expect(await ids()).toEqual(['d1', 'd2', 'd3', 'd40']);
     expect(logs).toEqual([]);
   });
 
+  it('skips while another process holds the lease: nothing read, archived or removed', async () => {
+    await ctx.redis.set(pipeline.keys.dlqRetentionLease, 'someone-else', 'PX', 60_000);
+    const archive = join(dir, 'archive.jsonl');
+    expect(await applyRetention(retentionDeps(), { maxEntries: 1, maxAgeDays: 0 }, archive)).toMatchObject({ busy: true, removed: 0 });
+    expect(await ids()).toEqual(['d1', 'd2', 'd3', 'd40']);
+    expect(existsSync(archive)).toBe(false);
+    expect(await ctx.redis.get(pipeline.keys.dlqRetentionLease)).toBe('someone-else'); // not released by the loser
+  });
+
+  it('two processes at once: each entry archived once, the counters say how many, the lease is released', async () => {
+    const other = new Redis(ctx.url);
+    try {
+      const [a, b] = await Promise.all([
+        applyRetention(retentionDeps(), { maxEntries: 1, maxAgeDays: 30 }, join(dir, 'a.jsonl')),
+        applyRetention({ ...retentionDeps(), redis: other }, { maxEntries: 1, maxAgeDays: 30 }, join(dir, 'b.jsonl')),
+      ]);
+      expect(a.removed + b.removed).toBe(3);
+      const archived = ['a.jsonl', 'b.jsonl']
+        .filter((name) => existsSync(join(dir, name)))
+        .flatMap((name) => readFileSync(join(dir, name), 'utf8').trim().split('\n'))
+        .map((line) => (JSON.parse(line) as ArchivedEntry).entry.id);
+      expect(archived.sort()).toEqual(['d2', 'd3', 'd40']);
+      expect(await ids()).toEqual(['d1']);
+      expect(await ctx.redis.hgetall(pipeline.keys.counters)).toMatchObject({ [archivedCounter('max-age')]: '1', [archivedCounter('max-entries')]: '2' });
+      expect(await ctx.redis.exists(pipeline.keys.dlqRetentionLease)).toBe(0);
+    } finally {
+      other.disconnect();
+    }
+  });
+
   it('removes nothing when the archive cannot be written', async () => {
     // The archive path is a directory: the append fails.
-    await expect(applyRetention(pipeline.deadLetters, { maxEntries: 1, maxAgeDays: 0 }, dir, logger, () => now)).rejects.toThrow(/nothing removed/);
+    await expect(applyRetention(retentionDeps(), { maxEntries: 1, maxAgeDays: 0 }, dir)).rejects.toThrow(/nothing removed/);
     expect(await ids()).toEqual(['d1', 'd2', 'd3', 'd40']);
     expect(logs).toEqual([]);
   });

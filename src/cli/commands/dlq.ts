@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
+import type { RedisClient } from '../../queue/connection.js';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
 import { boot, type Booted } from '../../runtime/boot.js';
 import {
@@ -27,13 +28,13 @@ interface Common extends DlqFilterOptions {
 }
 
 /** Boots, opens Redis, runs `fn`, releases everything (errors then reach exitWith through main.ts). */
-async function run(name: string, options: Common, fn: (deps: DlqDeps, booted: Booted) => Promise<void>): Promise<void> {
+async function run(name: string, options: Common, fn: (deps: DlqDeps, booted: Booted, redis: RedisClient) => Promise<void>): Promise<void> {
   // Logs go to stderr: stdout is the answer (tables, --json, export lines).
   const booted = boot(`dlq ${name}`, { logToStderr: true });
   try {
     const opened = await openDlq(booted, options.actor ? { actor: options.actor } : {});
     try {
-      await fn(opened.deps, booted);
+      await fn(opened.deps, booted, opened.redis);
     } finally {
       await opened.close();
     }
@@ -274,9 +275,14 @@ export function registerDlqCommands(program: Command): void {
     .description('apply retention once (TAXSYNC_DLQ_MAX_ENTRIES, TAXSYNC_DLQ_MAX_AGE_DAYS): archive, then remove; off by default')
     .option('--json', 'machine-readable output')
     .action(async (options: Common) => {
-      await run('prune', options, async (deps, booted) => {
+      await run('prune', options, async (deps, booted, redis) => {
         const { maxEntries, maxAgeDays, archivePath } = booted.config.deadLetter;
-        const result = await applyRetention(deps.deadLetters, { maxEntries, maxAgeDays }, archivePath, booted.logger, deps.clock);
+        const result = await applyRetention(
+          { deadLetters: deps.deadLetters, redis, keys: deps.keys, logger: booted.logger, ...(deps.clock ? { clock: deps.clock } : {}) },
+          { maxEntries, maxAgeDays },
+          archivePath,
+        );
+        if (result.busy) throw new Error('another process (a worker, or another prune) is applying retention right now; nothing done, try again shortly');
         if (options.json) {
           process.stdout.write(`${JSON.stringify(result)}\n`);
           return;

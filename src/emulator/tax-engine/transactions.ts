@@ -260,7 +260,9 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
       // An exemption outside its dates, country or jurisdictions simply does not apply.
       return exemptionApplies(exemption, scope) ? { kind: exemption.exemption_type, exemptionId: exemption.id } : undefined;
     });
-    if (Object.keys(missing).length > 0) return { ok: false, answer: errorAnswer(422, 'the transaction refers to records that do not exist', missing) };
+    // Not only missing records: a refund of a refund, refunds past the whole, another customer's
+    // exemption. The message stays general; the field errors say which.
+    if (Object.keys(missing).length > 0) return { ok: false, answer: errorAnswer(422, 'the transaction does not agree with the records it refers to', missing) };
 
     const customerEffect: ExemptionEffect | undefined =
       customer === undefined ? undefined : customer.customer_type === 'retail_exempt' ? { kind: 'full' } : customerExemption(state, customer.id, scope);

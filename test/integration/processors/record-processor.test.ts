@@ -128,6 +128,18 @@ describe('record processor', () => {
     expect(entry).toMatchObject({ error: { code: 'API_SERVER_ERROR', retryable: true }, attempts: 4 });
   });
 
+  it('dead-letters a job it cannot read as JOB_INVALID, with a one-line message naming the fields', async () => {
+    await pipeline.startWorker('customers', recording());
+    // As an incompatible version (or a hand edit) would leave it.
+    await pipeline.queues.customers.add('customer', { v: 99, record: 'c-legacy' }, { jobId: 'customer|api|c-legacy' });
+    await eventually(async () => (await pipeline.deadLetters.count()) === 1);
+    const [entry] = await pipeline.deadLetters.list();
+    expect(entry).toMatchObject({ queue: 'customers', record: null, event: null, error: { code: 'JOB_INVALID', retryable: false } });
+    expect(entry!.error.message).toMatch(/^job customer\|api\|c-legacy has unreadable data: v: .+; record: .+/);
+    expect(entry!.error.message).not.toContain('\n');
+    expect(calls).toEqual([]);
+  });
+
   it('waits for what a record needs and goes on once it is there', async () => {
     let present = false;
     await pipeline.startWorker('customers', async (event) => {

@@ -62,6 +62,20 @@ describe('faults over HTTP', () => {
     expect(ctx.emulator.state.transactions.live()).toHaveLength(0);
   });
 
+  it('an injected 403, 404 or undocumented status is API_FORBIDDEN, API_NOT_FOUND, API_UNEXPECTED_STATUS', async () => {
+    for (const [status, code] of [
+      [403, 'API_FORBIDDEN'],
+      [404, 'API_NOT_FOUND'],
+      [418, 'API_UNEXPECTED_STATUS'],
+    ] as const) {
+      ctx.emulator.faults.set([{ kind: 'error', route: 'customers.upsert', status }]);
+      const error = await rejectionOf(ctx.clients.tax.customers.upsert({ source: 'api', external_id: 'c-1' }));
+      expect(hasCode(error, code)).toBe(true);
+      expect(error.message).toContain(`injected ${status} (emulator fault)`);
+    }
+    expect(ctx.emulator.state.customers.live()).toHaveLength(0);
+  });
+
   it('a dropped connection after processing: the submission is stored, the client gets no answer, the retry is a duplicate', async () => {
     const reg = await ctx.clients.vat.registrations.create({ taxable_jurisdiction: 'DE', entity: ENTITY });
     ctx.emulator.faults.add({ kind: 'drop', route: 'vat.submit', times: 1 });

@@ -128,6 +128,7 @@ describe('the emulator rejects client mistakes with a clear message', () => {
     expect((await refund('refund-9a', '0.7')).status).toBe(200);
     const over = await refund('refund-9b', '0.4');
     expect(over.status).toBe(422);
+    expect(over.body.error).toBe('the transaction does not agree with the records it refers to');
     expect(over.body.details['refund_info.refund_linked_percentage'][0]).toMatch(/would add up to 1\.1/);
   });
 });
