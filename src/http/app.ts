@@ -29,6 +29,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance,
     // Requests are not logged one by one: headers carry signatures, and outcomes are logged by the routes.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request (measurable CPU at webhook rates): the routes log with their
+    // own bindings (connector, record), never through request.log.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: deps.bodyLimitBytes,
     return503OnClosing: true,
     // A path no route can match (bad escapes, an over-long segment) is a 404 like any unknown
