@@ -1,4 +1,7 @@
 import { Command } from 'commander';
+// Command modules import only what registering needs; the web server, the admin pages and the
+// emulator are imported by the actions that run them, so `taxsync work` does not carry them
+// (tens of MB of resident memory per worker process).
 import { registerConfigCommand } from './commands/config.js';
 import { registerDaemonCommands } from './commands/daemon.js';
 import { registerDemoCommand } from './commands/demo.js';

@@ -1,7 +1,7 @@
 import { createApiClients, type ApiCallObserver, type ApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
-import { DEFAULT_CLIENT, startEmulator } from '../emulator/index.js';
+import { DEFAULT_CLIENT } from '../emulator/auth.js';
 import type { Logger } from '../observability/logger.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -23,6 +23,8 @@ export async function connectApi(
     vatModule: config.vatApi.module,
   };
   if (config.taxApi.url === undefined) {
+    // Loaded only here: a process sending to a configured API never loads the emulator.
+    const { startEmulator } = await import('../emulator/index.js');
     const emulator = await startEmulator({ port: 0, host: '127.0.0.1' });
     lifecycle.onShutdown('emulator', () => emulator.close());
     logger.warn({ url: emulator.url }, `TAX_API_URL is not set: sending to the built-in emulator at ${emulator.url}`);

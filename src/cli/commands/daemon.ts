@@ -5,7 +5,6 @@ import { DEV_SECRETS, webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
 import { resolveRedis } from '../../runtime/redis.js';
 import { serveMetrics } from '../../runtime/metrics.js';
-import { startServe } from '../../runtime/serve.js';
 import { createMetrics } from '../../observability/metrics.js';
 import { WORKABLE_QUEUES, startWork, type WorkableQueue } from '../../runtime/work.js';
 
@@ -31,6 +30,7 @@ export function registerDaemonCommands(program: Command): void {
       const metrics = createMetrics();
       const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall });
       await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
+      const { startServe } = await import('../../runtime/serve.js');
       const served = await startServe({
         metrics,
         config,

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_CLIENT, startEmulator, type FaultRuleInput } from '../../emulator/index.js';
+import { DEFAULT_CLIENT } from '../../emulator/auth.js';
+import type { FaultRuleInput } from '../../emulator/index.js';
 import { createLogger } from '../../observability/logger.js';
 
 interface EmulatorFlags {
@@ -81,6 +82,7 @@ export function registerEmulatorCommand(program: Command): void {
         clientSecret: flags.clientSecret ?? DEFAULT_CLIENT.clientSecret,
       };
       const faults = faultsFromFlags(flags);
+      const { startEmulator } = await import('../../emulator/index.js');
       const emulator = await startEmulator({
         port: flags.port,
         host: flags.host,

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { boot } from '../../runtime/boot.js';
 import { resolveRedis } from '../../runtime/redis.js';
-import { startServe } from '../../runtime/serve.js';
 import { webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
 
@@ -15,6 +14,7 @@ export function registerServeCommand(program: Command): void {
       const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
       const secrets = webhookSecrets(config, false);
       await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
+      const { startServe } = await import('../../runtime/serve.js');
       await startServe({ config, settings, redisTarget, logger, lifecycle, secrets });
     });
 }
