@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { closeQueues, createQueues, createRedis } from '../../src/queue/connecti
 import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { createRecordStore } from '../../src/queue/record-state.js';
+import { killRedisServer, startRedisServer, type RedisServer } from '../helpers/chaos.js';
 import { buildCli, spawnCli, type CliProcess } from '../helpers/cli.js';
 import { e2eEnv, postSigned } from '../helpers/daemon.js';
 import { erpCustomer, erpInvoice, type ErpEvent } from '../helpers/erp-events.js';
@@ -56,27 +56,6 @@ function allEvents(): ErpEvent[] {
     events.push(...round.map((i) => eventFor(i, v)));
   }
   return events;
-}
-
-interface RedisServer {
-  child: ChildProcess;
-  exited: Promise<void>;
-}
-
-function startRedisServer(port: number, dir: string): RedisServer {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir, '--save', ''],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { child, exited };
-}
-
-async function killRedisServer(server: RedisServer | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  server.child.kill('SIGKILL');
-  await server.exited;
 }
 
 interface Post {

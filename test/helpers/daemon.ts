@@ -4,7 +4,7 @@ import type { DestinationStream } from 'pino';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { Secret } from '../../src/config/secret.js';
-import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/config/settings.js';
 import { CONNECTORS } from '../../src/connectors/registry.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -41,6 +41,8 @@ export function e2eEnv(redisUrl: string, prefix: string, taxApiUrl: string): Rec
     TAXSYNC_WAIT_CAP_MS: '200',
     TAXSYNC_BACKOFF_BASE_MS: '20',
     TAXSYNC_BACKOFF_CAP_MS: '200',
+    TAXSYNC_VAT_BACKOFF_BASE_MS: '20',
+    TAXSYNC_VAT_BACKOFF_CAP_MS: '200',
     TAXSYNC_SWEEP_INTERVAL_MS: '1000',
     LOG_LEVEL: 'silent',
   };
@@ -89,6 +91,8 @@ export interface DaemonOptions {
   emulatorOnHealthz?: boolean;
   /** Where the daemon's logs go (at `LOG_LEVEL`, silent unless `env` sets it). @defaultValue stdout */
   logDestination?: DestinationStream;
+  /** Mapping and VAT settings (what TAXSYNC_CONFIG names for `taxsync start`). @defaultValue DEFAULT_SETTINGS */
+  settings?: Settings;
   /** Runs on the listening emulator before the daemon starts (to observe or wrap its parts). */
   onEmulator?: (emulator: Emulator & { url: string }) => void;
 }
@@ -100,6 +104,7 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
   const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env });
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
+  const settings = options.settings ?? DEFAULT_SETTINGS;
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
   const metrics = createMetrics();
   const workerApi = createApiClients({
@@ -119,12 +124,12 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
     connection.disconnect();
   });
   if (options.work !== false) {
-    await startWork({ config, settings: DEFAULT_SETTINGS, redisTarget: redisUrl, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
+    await startWork({ config, settings, redisTarget: redisUrl, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
   }
   const served = await startServe({
     metrics,
     config,
-    settings: DEFAULT_SETTINGS,
+    settings,
     redisTarget: redisUrl,
     logger,
     lifecycle,
