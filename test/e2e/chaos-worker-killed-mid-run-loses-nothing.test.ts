@@ -1,12 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/settings.js';
 import { DEFAULT_CLIENT } from '../../src/emulator/index.js';
-import { chaosEvents, feed, upserts, Workload, writeVatSettings } from '../helpers/chaos.js';
-import { buildCli, spawnCli, type CliProcess } from '../helpers/cli.js';
-import { e2eEnv, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { BUSY_API, chaosEvents, feed, NEVER_GIVE_UP, upserts, useChaosRig, Workload } from '../helpers/chaos.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { eventually } from '../helpers/pipeline.js';
 import { useRedis } from '../helpers/redis.js';
 
@@ -26,60 +22,27 @@ const WORKERS = {
 
 describe('a worker process SIGKILLed mid-run', () => {
   const ctx = useRedis();
-  let main: string;
+  const rig = useChaosRig();
   let daemon: Daemon | undefined;
-  let dir: string | undefined;
-  const processes: CliProcess[] = [];
-
-  beforeAll(async () => {
-    main = await buildCli();
-  }, 180_000);
 
   afterEach(async () => {
-    for (const p of processes.splice(0)) await p.kill();
     await daemon?.stop();
     daemon = undefined;
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('has its jobs recovered by the other workers: nothing lost, every record at its last state, no VAT duplicate', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'taxsync-chaos-worker-'));
-    const settingsFile = writeVatSettings(dir);
     const workload = new Workload('KILLW', EVENTS);
-    // Webhooks in this process; workers are child processes, each with its own API client so the
-    // request log tells them apart. Upserts take a few ms; a VAT submission is made at once and
-    // answered 100 ms later, so a kill can fall between the two (the ambiguous case).
+    // Webhooks in this process (jobs get their attempts from here, the producer); workers are
+    // child processes, each with its own API client so the request log tells them apart.
     daemon = await startDaemon(ctx.url, ctx.prefix, {
       work: false,
-      settings: loadSettings(settingsFile),
-      emulator: {
-        clients: [DEFAULT_CLIENT, ...Object.values(WORKERS)],
-        requestLogLimit: EVENTS * 10,
-        faults: [
-          { kind: 'latency', route: 'customers.upsert', ms: 20 },
-          { kind: 'latency', route: 'transactions.upsert', ms: 20 },
-          { kind: 'latency', route: 'vat.submit', ms: 100, phase: 'after' },
-        ],
-      },
+      settings: loadSettings(rig.settingsFile),
+      env: NEVER_GIVE_UP,
+      emulator: { clients: [DEFAULT_CLIENT, ...Object.values(WORKERS)], requestLogLimit: EVENTS * 10, faults: BUSY_API },
     });
     const running = daemon;
-    const worker = (client: { clientId: string; clientSecret: string }) => {
-      const p = spawnCli(main, ['work'], {
-        ...e2eEnv(ctx.url, ctx.prefix, running.emulator.url),
-        TAX_API_CLIENT_ID: client.clientId,
-        TAX_API_CLIENT_SECRET: client.clientSecret,
-        TAXSYNC_CONFIG: settingsFile,
-        TAXSYNC_STALLED_INTERVAL_MS: '2000',
-        TAXSYNC_VAT_LEASE_MS: '3000',
-        TAXSYNC_CONCURRENCY_CUSTOMERS: '8',
-        TAXSYNC_CONCURRENCY_TRANSACTIONS: '8',
-        TAXSYNC_CONCURRENCY_VAT: '4',
-        TAXSYNC_MAX_ATTEMPTS: '1000',
-        LOG_LEVEL: 'warn',
-      });
-      processes.push(p);
-      return p;
-    };
+    const worker = (client: { clientId: string; clientSecret: string }) =>
+      rig.spawn(['work'], { ...rig.env(ctx.url, ctx.prefix, running.emulator.url), TAX_API_CLIENT_ID: client.clientId, TAX_API_CLIENT_SECRET: client.clientSecret });
     const doomed = worker(WORKERS.doomed);
     const survivor = worker(WORKERS.survivor);
     const output = () => `--- killed:\n${doomed.output().slice(-2_000)}\n--- survivor:\n${survivor.output().slice(-2_000)}`;
@@ -120,5 +83,5 @@ describe('a worker process SIGKILLed mid-run', () => {
       `chaos (worker killed): ${workload.events.length} events, ${workload.records} records, ${upserts(running.emulator).length} upserts, ` +
         `${cutOff.length} requests cut off by the kill (${vatCutOff.length} VAT submissions), ${submits.length} VAT submissions`,
     );
-  }, 240_000);
+  }, 2 * SETTLE_MS + 60_000);
 });

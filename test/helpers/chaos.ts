@@ -1,18 +1,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Decimal } from 'decimal.js';
 import type { Redis } from 'ioredis';
 import { recordKeyString } from '../../src/domain/record-key.js';
-import type { Emulator } from '../../src/emulator/index.js';
-import { closeQueues, createQueues } from '../../src/queue/connection.js';
+import { afterEach, beforeAll, beforeEach } from 'vitest';
+import { startEmulator, type Emulator, type EmulatorOptions, type FaultRuleInput } from '../../src/emulator/index.js';
+import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
 import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { createRecordStore } from '../../src/queue/record-state.js';
 import { readTrace } from '../../src/queue/trace.js';
-import { postSigned } from './daemon.js';
+import { buildCli, spawnCli, type CliProcess } from './cli.js';
+import { e2eEnv, postSigned } from './daemon.js';
 import { erpCustomer, erpInvoice, erpRefund, type ErpEvent } from './erp-events.js';
 import { eventually } from './pipeline.js';
+import { freePort, waitForRedis } from './redis-global-setup.js';
 
 /**
  * What the failure tests (test/e2e/chaos-*) share: their own redis-server, a mixed workload of
@@ -51,6 +55,120 @@ export async function killRedisServer(server: RedisServer | undefined): Promise<
   server.child.kill('SIGCONT');
   server.child.kill('SIGKILL');
   await server.exited;
+}
+
+/**
+ * Settings of the process that queues the jobs (they carry their attempts): a chaos test checks
+ * that failures are retried until they go through, so no job may run out of attempts — not even
+ * behind the refund lock a killed process leaves on an invoice (60 s; about 100 s of attempts at
+ * e2eEnv()'s retry delays).
+ */
+export const NEVER_GIVE_UP = { TAXSYNC_MAX_ATTEMPTS: '1000', TAXSYNC_VAT_MAX_ATTEMPTS: '1000' } as const;
+
+/** Every upsert takes a few ms and a VAT submission is made at once but answered later, so a kill can fall between the two (the ambiguous case). */
+export const BUSY_API: readonly FaultRuleInput[] = [
+  { kind: 'latency', route: 'customers.upsert', ms: 20 },
+  { kind: 'latency', route: 'transactions.upsert', ms: 20 },
+  { kind: 'latency', route: 'vat.submit', ms: 100, phase: 'after' },
+];
+
+export type Running = Emulator & { url: string };
+
+export interface OwnRedis {
+  url: string;
+  /** The running server (a new one after restart()). */
+  server(): RedisServer;
+  /** Starts the server again on the same port and data (it replays its AOF). */
+  restart(): Promise<void>;
+  /** A connection of the test's own, closed after the test. */
+  connect(): Redis;
+}
+
+export interface ChaosRig {
+  /** The built `taxsync` CLI. */
+  main: string;
+  /** A temporary folder of the test's own (settings file, Redis data). */
+  dir: string;
+  /** An emulator on a free port, closed after the test. */
+  emulator(options?: EmulatorOptions): Promise<Running>;
+  /** A redis-server of the test's own (AOF under `dir`), killed after the test. */
+  redis(): Promise<OwnRedis>;
+  /** A `taxsync` child process, SIGKILLed after the test if still running. */
+  spawn(args: string[], env: Record<string, string>): CliProcess;
+  /**
+   * The environment of a chaos child process against `emulatorUrl` with VAT on (settings in
+   * `dir`): stalled jobs recovered after about 2 s, VAT leases of 3 s, 8 jobs per queue at once,
+   * no job ever out of attempts, warnings logged.
+   */
+  env(redisUrl: string, prefix: string, emulatorUrl: string): Record<string, string>;
+  /** The settings file `env()` names (VAT on for the workload's German invoices). */
+  settingsFile: string;
+}
+
+/** Builds the CLI once per file and gives each test a fresh rig, torn down after it. */
+export function useChaosRig(): ChaosRig {
+  let main = '';
+  let closers: (() => Promise<void> | void)[] = [];
+  const rig = {} as ChaosRig;
+  beforeAll(async () => {
+    main = await buildCli();
+  }, 180_000);
+  beforeEach(() => {
+    const dir = mkdtempSync(join(tmpdir(), 'taxsync-chaos-'));
+    const settingsFile = writeVatSettings(dir);
+    closers = [() => rmSync(dir, { recursive: true, force: true })];
+    Object.assign(rig, {
+      main,
+      dir,
+      settingsFile,
+      async emulator(options: EmulatorOptions = {}) {
+        const running = await startEmulator({ faults: BUSY_API, ...options, port: 0, host: '127.0.0.1' });
+        closers.push(() => running.close());
+        return running;
+      },
+      async redis() {
+        const port = await freePort();
+        let server = startRedisServer(port, dir);
+        closers.push(() => killRedisServer(server));
+        await waitForRedis(port);
+        const url = `redis://127.0.0.1:${port}`;
+        return {
+          url,
+          server: () => server,
+          async restart() {
+            server = startRedisServer(port, dir);
+            await waitForRedis(port);
+          },
+          connect() {
+            const connection = createRedis(url, 'worker');
+            closers.push(() => connection.disconnect());
+            return connection;
+          },
+        };
+      },
+      spawn(args: string[], env: Record<string, string>) {
+        const p = spawnCli(main, args, env);
+        closers.push(() => p.kill());
+        return p;
+      },
+      env: (redisUrl: string, prefix: string, emulatorUrl: string) => ({
+        ...e2eEnv(redisUrl, prefix, emulatorUrl),
+        ...NEVER_GIVE_UP,
+        TAXSYNC_CONFIG: settingsFile,
+        TAXSYNC_STALLED_INTERVAL_MS: '2000',
+        TAXSYNC_VAT_LEASE_MS: '3000',
+        TAXSYNC_CONCURRENCY_CUSTOMERS: '8',
+        TAXSYNC_CONCURRENCY_TRANSACTIONS: '8',
+        TAXSYNC_CONCURRENCY_VAT: '4',
+        LOG_LEVEL: 'warn',
+      }),
+    } satisfies ChaosRig);
+  });
+  afterEach(async () => {
+    // Processes first, then what they used.
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+  return rig;
 }
 
 /** The seller's German entity jurisdiction (any UUID: the emulator accepts it, with a warning). */
@@ -220,7 +338,15 @@ export class Workload {
 
   /** Waits until the emulator holds exactly the last state of every record (see mismatches). */
   async settled(emulator: Emulator, deadlineMs: number, context: () => string = () => ''): Promise<void> {
-    await eventually(() => this.mismatches(emulator).length === 0, deadlineMs).catch(() => {
+    // Every half second at most: with thousands of records a check is not free, and the daemon
+    // under test may share this process.
+    let checkedAt = 0;
+    const check = () => {
+      if (Date.now() - checkedAt < 500) return false;
+      checkedAt = Date.now();
+      return this.mismatches(emulator).length === 0;
+    };
+    await eventually(check, deadlineMs).catch(() => {
       const wrong = this.mismatches(emulator);
       throw new Error(`${wrong.length} records not at their last state: ${wrong.slice(0, 10).join('; ')}\n${context()}`);
     });
@@ -233,11 +359,12 @@ export class Workload {
   }
 
   /**
-   * Redis agrees: every record of the workload is applied at its newest version, every event of
+   * Redis agrees: every record of the workload is applied at its newest version (the deadline
+   * outlasts the 60 s refund lock a killed process may leave on an invoice), every event of
    * `acknowledged` is in its records' trace (stored with the 2xx that acknowledged it), and the
    * dead-letter queue is empty.
    */
-  async expectStored(redis: Redis, prefix: string, acknowledged: readonly ErpEvent[], deadlineMs = 20_000): Promise<void> {
+  async expectStored(redis: Redis, prefix: string, acknowledged: readonly ErpEvent[], deadlineMs = 90_000): Promise<void> {
     const keys = createKeys(prefix);
     const records = createRecordStore(redis, keys);
     const unapplied = async () => {
@@ -289,8 +416,8 @@ export interface FeedOptions {
   retry?: (status: number) => boolean;
   /** Give up on a batch still refused this long after the feed started. */
   deadlineMs: number;
-  /** Pause between posts of one poster. @defaultValue 0 */
-  paceMs?: number;
+  /** Spread the batches over at least this long (each poster pauses between its posts), so deliveries keep coming while a test breaks things. @defaultValue 0 */
+  spreadOverMs?: number;
 }
 
 export interface Feed {
@@ -317,6 +444,8 @@ export function feed(options: FeedOptions): Feed {
   const posts: Post[] = [];
   const acknowledged: number[] = [];
   const until = Date.now() + options.deadlineMs;
+  const posters = options.posters ?? 4;
+  const paceMs = ((options.spreadOverMs ?? 0) * posters) / Math.max(1, batches.length);
   let next = 0;
   const poster = async () => {
     for (let b = next++; b < batches.length; b = next++) {
@@ -340,10 +469,10 @@ export function feed(options: FeedOptions): Feed {
         await new Promise((r) => setTimeout(r, 200));
       }
       acknowledged.push(b);
-      if (options.paceMs) await new Promise((r) => setTimeout(r, options.paceMs));
+      if (paceMs > 0) await new Promise((r) => setTimeout(r, paceMs));
     }
   };
-  const done = Promise.all(Array.from({ length: options.posters ?? 4 }, poster)).then(() => undefined);
+  const done = Promise.all(Array.from({ length: posters }, poster)).then(() => undefined);
   // Awaited by the test; until then a refused batch must not count as an unhandled rejection.
   done.catch(() => undefined);
   return {
