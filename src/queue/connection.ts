@@ -5,9 +5,18 @@ import { QUEUE_NAMES, type QueueName } from './names.js';
 export type ConnectionRole = 'producer' | 'worker';
 
 /**
+ * How long a producer command may wait for Redis's answer. A Redis that is unreachable without
+ * refusing (stopped, partitioned: the socket stays open) would otherwise hold every webhook, and
+ * /readyz, until it came back.
+ */
+export const PRODUCER_COMMAND_TIMEOUT_MS = 2_000;
+
+/**
  * Producers (webhook handlers) fail fast while Redis is away, so a webhook answers 503 instead of
- * hanging or answering 202 with nothing stored. Workers wait and reconnect by themselves
- * (BullMQ requires maxRetriesPerRequest: null for them).
+ * hanging or answering 202 with nothing stored: refused or closed connections at once, an
+ * unanswered one after PRODUCER_COMMAND_TIMEOUT_MS. A transaction that timed out may still be
+ * applied when Redis answers again; the platform's retry of that delivery is then a duplicate.
+ * Workers wait and reconnect by themselves (BullMQ requires maxRetriesPerRequest: null for them).
  */
 export function createRedis(url: string, role: ConnectionRole, extra: RedisOptions = {}): Redis {
   const common: RedisOptions = {
@@ -16,7 +25,7 @@ export function createRedis(url: string, role: ConnectionRole, extra: RedisOptio
     ...extra,
   };
   return role === 'producer'
-    ? new Redis(url, { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 })
+    ? new Redis(url, { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS })
     : new Redis(url, { ...common, maxRetriesPerRequest: null, enableOfflineQueue: true });
 }
 
