@@ -14,9 +14,18 @@ export type RedisClient = Redis | Cluster;
 export type RedisTarget = string | { readonly clusterSeed: string };
 
 /**
+ * How long a producer command may wait for Redis's answer. A Redis that is unreachable without
+ * refusing (stopped, partitioned: the socket stays open) would otherwise hold every webhook, and
+ * /readyz, until it came back.
+ */
+export const PRODUCER_COMMAND_TIMEOUT_MS = 2_000;
+
+/**
  * Producers (webhook handlers) fail fast while Redis is away, so a webhook answers 503 instead of
- * hanging or answering 202 with nothing stored. Workers wait and reconnect by themselves
- * (BullMQ requires maxRetriesPerRequest: null for them).
+ * hanging or answering 202 with nothing stored: refused or closed connections at once, an
+ * unanswered one after PRODUCER_COMMAND_TIMEOUT_MS. A transaction that timed out may still be
+ * applied when Redis answers again; the platform's retry of that delivery is then a duplicate.
+ * Workers wait and reconnect by themselves (BullMQ requires maxRetriesPerRequest: null for them).
  */
 export function createRedis(target: string, role: ConnectionRole, extra?: RedisOptions): Redis;
 export function createRedis(target: RedisTarget, role: ConnectionRole, extra?: RedisOptions): RedisClient;
@@ -28,7 +37,7 @@ export function createRedis(target: RedisTarget, role: ConnectionRole, extra: Re
     ...extra,
   };
   return role === 'producer'
-    ? new Redis(target, { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 })
+    ? new Redis(target, { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS })
     : new Redis(target, { ...common, maxRetriesPerRequest: null, enableOfflineQueue: true });
 }
 
@@ -58,7 +67,7 @@ function createCluster(seedUrl: string, role: ConnectionRole, extra: RedisOption
     ...(tls ? { dnsLookup: (address: string, done: (err: null, address: string) => void) => done(null, address) } : {}),
   };
   return role === 'producer'
-    ? new Cluster([node], { ...common, enableOfflineQueue: false, redisOptions: { ...redisOptions, maxRetriesPerRequest: 1, connectTimeout: 2_000 } })
+    ? new Cluster([node], { ...common, enableOfflineQueue: false, redisOptions: { ...redisOptions, maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS } })
     : new Cluster([node], { ...common, enableOfflineQueue: true, redisOptions: { ...redisOptions, maxRetriesPerRequest: null } });
 }
 

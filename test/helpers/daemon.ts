@@ -43,6 +43,8 @@ export function e2eEnv(redisUrl: string, prefix: string, taxApiUrl: string): Rec
     TAXSYNC_WAIT_CAP_MS: '200',
     TAXSYNC_BACKOFF_BASE_MS: '20',
     TAXSYNC_BACKOFF_CAP_MS: '200',
+    TAXSYNC_VAT_BACKOFF_BASE_MS: '20',
+    TAXSYNC_VAT_BACKOFF_CAP_MS: '200',
     TAXSYNC_SWEEP_INTERVAL_MS: '1000',
     LOG_LEVEL: 'silent',
   };

@@ -32,6 +32,8 @@ export function erpCustomer(externalId: string, version: number, data: Record<st
 export interface InvoiceLine {
   unit_price: string;
   quantity: string;
+  /** A fraction (0.19), as VAT needs it. */
+  tax_rate?: string;
 }
 
 export function erpInvoice(externalId: string, version: number, lines: readonly InvoiceLine[], data: Record<string, unknown> = {}): ErpEvent {
