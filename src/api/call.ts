@@ -6,7 +6,7 @@ import { parseResponse } from './parse.js';
 import type { TokenManager } from './token.js';
 
 export interface AuthedCaller {
-  /** Sends with a bearer token; a 401 renews the token once and retries once. Non-2xx throws. */
+  /** Sends with a bearer token; a 401 renews the token and retries (at most MAX_RENEWALS times). Non-2xx throws. */
   send(req: Omit<HttpRequest, 'bearer'>, options: { endpoint: string; vatSubmission?: boolean }): Promise<HttpResponse>;
   /** send() plus validation of the JSON body against `schema`. */
   json<S extends z.ZodType>(
@@ -15,6 +15,13 @@ export interface AuthedCaller {
     options: { endpoint: string; vatSubmission?: boolean },
   ): Promise<{ data: z.infer<S>; status: number }>;
 }
+
+/**
+ * Fresh tokens tried after a 401 before it counts as persistent (API_UNAUTHORIZED). More than one:
+ * a service that revokes tokens (credential rotation, forced expiry) can revoke the renewed one
+ * too while many calls share it. Credentials that are wrong fail at the token endpoint instead.
+ */
+export const MAX_RENEWALS = 2;
 
 export function createAuthedCaller(
   http: HttpClient,
@@ -29,8 +36,8 @@ export function createAuthedCaller(
     let token = await tokens.get();
     const sendOnce = (bearer: string) => observeCall(observe.onCall, { service, endpoint: options.endpoint }, () => http.send({ ...req, bearer }));
     let res = await sendOnce(token);
-    if (res.status === 401) {
-      // One renewal, one retry: a token revoked or expired early. A second 401 is persistent.
+    for (let renewals = 0; res.status === 401 && renewals < MAX_RENEWALS; renewals++) {
+      // A token revoked or expired early: renew (once for all callers holding it) and retry.
       tokens.invalidate(token);
       token = await tokens.get();
       res = await sendOnce(token);

@@ -36,6 +36,8 @@ export interface RecordProcessorDeps {
   maxLoops?: number;
   /** Default pause when a 429 gives no Retry-After. */
   rateLimitFallbackMs?: number;
+  /** A refund whose invoice is locked by another refund tries again after about this long. @defaultValue 1000 */
+  busyRetryMs?: number;
   clock?: () => Date;
   random?: () => number;
   /** Told how each job run ended (metrics); never changes what the processor does. */
@@ -56,6 +58,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   const random = deps.random ?? Math.random;
   const wait = deps.wait ?? DEFAULT_WAIT;
   const maxLoops = deps.maxLoops ?? 5;
+  const busyRetryMs = deps.busyRetryMs ?? 1_000;
   const report = (outcome: JobOutcome): void => {
     try {
       deps.onOutcome?.(deps.queue.name, outcome);
@@ -111,7 +114,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     deps.logger.warn({ jobId: job.id, code: error.code, deadLetterId: entry.id, ...(record ?? {}) }, 'dead-lettered');
   }
 
-  async function onFailure(job: Job, record: RecordKey, state: RecordState, thrown: unknown, held: TraceEntry[]): Promise<ProcessResult> {
+  async function onFailure(job: Job, token: string | undefined, record: RecordKey, state: RecordState, thrown: unknown, held: TraceEntry[]): Promise<ProcessResult> {
     const error = isTaxsyncError(thrown)
       ? thrown
       : new TaxsyncError('INTERNAL_ERROR', `unexpected error: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown });
@@ -124,6 +127,16 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       await deps.queue.rateLimit(pauseMs);
       report('rate-limited');
       throw Worker.RateLimitError();
+    }
+    if (error.code === 'RECORD_BUSY') {
+      // Another refund of the same invoice holds the lock (which expires by itself, also when its
+      // holder died): try again shortly without using an attempt, so a lock left by a killed
+      // worker never dead-letters a refund.
+      const delay = Math.round(busyRetryMs / 2 + (random() * busyRetryMs) / 2);
+      await trace(record, { step: 'retry', code: error.code, detail: `${error.message}; trying again in ${delay} ms` }, held);
+      await job.moveToDelayed(clock().getTime() + delay, token);
+      report('retried');
+      throw new DelayedError();
     }
     const attempts = job.opts.attempts ?? 1;
     if (error.retryable && job.attemptsMade + 1 < attempts) {
@@ -198,7 +211,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         outcome = await deps.handler(state.event, ctx);
       } catch (error) {
         if (error instanceof DelayedError || (error as Error)?.name === 'RateLimitError') throw error;
-        return onFailure(job, record, state, error, held);
+        return onFailure(job, token, record, state, error, held);
       }
       if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome.reason, held);
 

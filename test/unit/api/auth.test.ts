@@ -229,7 +229,16 @@ describe('tokens', () => {
       expect(ctx.api.requestsTo(`GET ${CUSTOMER_PATH}`).map(bearerOf)).toEqual(ctx.tokens.issued);
     });
 
-    it('gives up after a second 401 with API_UNAUTHORIZED, not retryable, and no token in the exchange', async () => {
+    it('renews again when the fresh token is refused too (revoked meanwhile), and succeeds with the next', async () => {
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, requireBearer((token) => token === ctx.tokens.issued[2], replyJson(200, customer)));
+
+      await expect(ctx.connect().tax.customers.get(CUSTOMER_ID)).resolves.toMatchObject({ id: CUSTOMER_ID });
+
+      expect(ctx.tokens.issued).toHaveLength(3);
+      expect(ctx.api.requestsTo(`GET ${CUSTOMER_PATH}`).map(bearerOf)).toEqual(ctx.tokens.issued);
+    });
+
+    it('gives up after a 401 on the first token and on two fresh ones with API_UNAUTHORIZED, not retryable, and no token in the exchange', async () => {
       ctx.api.on(`GET ${CUSTOMER_PATH}`, requireBearer(() => false, replyJson(200, customer)));
 
       const error = await apiError(ctx.connect().tax.customers.get(CUSTOMER_ID));
@@ -237,8 +246,8 @@ describe('tokens', () => {
       expect(error.code).toBe('API_UNAUTHORIZED');
       expect(error.retryable).toBe(false);
       expect(error.status).toBe(401);
-      expect(ctx.tokens.issued).toHaveLength(2);
-      expect(ctx.api.requestsTo(`GET ${CUSTOMER_PATH}`)).toHaveLength(2);
+      expect(ctx.tokens.issued).toHaveLength(3);
+      expect(ctx.api.requestsTo(`GET ${CUSTOMER_PATH}`)).toHaveLength(3);
       expect(error.http?.response?.status).toBe(401);
       for (const token of ctx.tokens.issued) expect(everythingShown(error)).not.toContain(token);
       expect(everythingShown(error)).not.toContain(CLIENT_SECRET);

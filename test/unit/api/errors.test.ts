@@ -260,13 +260,13 @@ describe('API error classification', () => {
       expect(shown(error)).not.toContain('session=abc');
     });
 
-    it('holds neither secret after a 401, renewal and second 401', async () => {
+    it('holds neither secret after a 401 and a 401 on each renewed token', async () => {
       ctx.api.on(`POST ${VAT_PATH}`, replyJson(401, { error: 'invalid token', details: {} }));
 
       const error = await apiError(ctx.connect().vat.submitTransaction(vatRequest));
 
       expect(error.code).toBe('API_UNAUTHORIZED');
-      expect(ctx.tokens.issued).toHaveLength(2);
+      expect(ctx.tokens.issued).toHaveLength(3);
       for (const token of ctx.tokens.issued) expect(shown(error)).not.toContain(token);
       expect(shown(error)).not.toContain(CLIENT_SECRET);
     });
