@@ -9,8 +9,11 @@ import { erpCustomer } from '../helpers/erp-events.js';
 import { eventually } from '../helpers/pipeline.js';
 import { useRedis } from '../helpers/redis.js';
 
-/** Debian's chromium: playwright's own browser download does not work where this runs. */
-const CHROMIUM = '/usr/bin/chromium';
+/**
+ * Debian's chromium (playwright's own browser download does not work where this runs), or any
+ * Chromium / Chrome binary named by TAXSYNC_TEST_CHROMIUM (macOS, other distributions).
+ */
+const CHROMIUM = process.env.TAXSYNC_TEST_CHROMIUM || '/usr/bin/chromium';
 const TOKEN = 'e2e-admin-token-for-the-browser-test';
 
 describe('the dead-letter page in a real browser', () => {
@@ -20,7 +23,9 @@ describe('the dead-letter page in a real browser', () => {
 
   beforeEach(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does it when missing)`);
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does it when missing) or set TAXSYNC_TEST_CHROMIUM to a Chromium binary`,
+      );
     }
     // Every customer upsert fails with 500 until the fault is cleared; one attempt, then the dead-letter queue.
     daemon = await startDaemon(ctx.url, ctx.prefix, {
