@@ -80,6 +80,15 @@ export async function answers(client: RedisClient, key: string): Promise<boolean
   return (await client.ping()) === 'PONG';
 }
 
+/** Resolves once `client` is ready; rejects with the first connection error before that (CLI commands: fail, do not wait). */
+export function whenReady(client: RedisClient): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    client.once('ready', () => resolve());
+    client.once('error', (error: Error) => reject(error));
+  });
+}
+
 /** Every queue on one shared connection, so one MULTI can span them. */
 export function createQueues(connection: RedisClient, prefix: string): Record<QueueName, Queue> {
   const make = (name: QueueName) => new Queue(name, { connection, prefix });

@@ -3,7 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
 import { vatEnabled } from '../mapping/index.js';
 import { createAuditLog } from '../queue/audit.js';
-import { closeQueues, createQueues, createRedis, type RedisClient } from '../queue/connection.js';
+import { closeQueues, createQueues, createRedis, whenReady, type RedisClient } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
 import type { QueueName } from '../queue/names.js';
@@ -60,10 +60,7 @@ export async function openDlq(booted: Booted, options: { actor?: string } = {}):
   const { config, settings, logger, lifecycle } = booted;
   const target = await resolveRedis(config, config.dataDir, logger, lifecycle);
   const connection = createRedis(target, 'producer');
-  await new Promise<void>((resolve, reject) => {
-    connection.once('ready', () => resolve());
-    connection.once('error', (error: Error) => reject(error));
-  });
+  await whenReady(connection);
   const queues = createQueues(connection, config.redis.prefix);
   return {
     deps: createDlqDeps(connection, queues, config, settings, options),

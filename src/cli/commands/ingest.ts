@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { resolveRedis } from '../../runtime/redis.js';
 import { boot } from '../../runtime/boot.js';
 import { ingestFile } from '../../runtime/ingest.js';
-import { closeQueues, createQueues, createRedis } from '../../queue/connection.js';
+import { closeQueues, createQueues, createRedis, whenReady } from '../../queue/connection.js';
 import { createDeadLetterStore } from '../../queue/dead-letter.js';
 import { createKeys } from '../../queue/keys.js';
 import { createProducer } from '../../queue/producer.js';
@@ -27,10 +27,7 @@ export function registerIngestCommand(program: Command): void {
       const { config, settings, logger, lifecycle } = boot('ingest');
       const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
       const connection = createRedis(redisTarget, 'producer');
-      await new Promise<void>((resolve, reject) => {
-        connection.once('ready', () => resolve());
-        connection.once('error', (error: Error) => reject(error));
-      });
+      await whenReady(connection);
       const queues = createQueues(connection, config.redis.prefix);
       const keys = createKeys(config.redis.prefix);
       try {
