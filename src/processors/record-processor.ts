@@ -105,6 +105,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     if (record && state) {
       await deps.records.markApplied(record, state.seq, state.event, clock(), {
         fields: { first_failed_at: null, waiting_since: null, create_pending: null },
+        ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
           entries: [...held.splice(0), { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` }],
           settings: deps.trace,
@@ -218,6 +219,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       const now = clock();
       const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
         fields: { first_failed_at: null, waiting_since: null, create_pending: null, ...(outcome.taxId ? { tax_id: outcome.taxId } : {}) },
+        ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
           entries: [
             ...held.splice(0),

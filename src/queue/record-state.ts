@@ -55,6 +55,8 @@ export interface AppliedWith {
   fields?: StateFields;
   /** Trace lines, oldest first. */
   trace?: { entries: readonly TraceEntry[]; settings: TraceSettings };
+  /** The event's JSON as read (RecordState.eventJson), kept as the applied copy when it must be sent. */
+  eventJson?: string;
 }
 
 /** Sets (string) or clears (null) bookkeeping fields of a record's state, on a MULTI. */
@@ -145,7 +147,8 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     // Usually the event applied is still the one held, and Redis copies it; when a newer one has
     // replaced it meanwhile (-seq), the event is sent.
     const result = Number(await run('='));
-    return result >= 0 ? result : Number(await run(event ? JSON.stringify(event) : ''));
+    // The bytes read (also when they no longer parse), so the applied copy is exactly what was held.
+    return result >= 0 ? result : Number(await run(also.eventJson ?? (event ? JSON.stringify(event) : '')));
   }
   return {
     read,

@@ -55,43 +55,46 @@ return seq
 // nothing newer arrived meanwhile (the record leaves the dirty set), else the newer seq.
 // ARGV: 1 seq, 2 occurred_at ms, 3 event id, 4 record key, 5 applied at ms, 6 applied event,
 // 7 trace max, 8 trace max age ms, 9 fields to set (pairs, count), 10 fields to clear (count),
-// then the set pairs, the cleared names and the trace lines.
+// then the set pairs, the cleared names and the trace lines. A version no newer than the one
+// already applied writes only its trace lines and returns 0.
 // KEYS: state, dirty, trace, event, applied.
 const MARK_APPLIED = `
-local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-local applied = ARGV[6]
-if applied == '=' then
-  if seq ~= tonumber(ARGV[1]) then return -seq end
-  if redis.call('EXISTS', KEYS[4]) == 1 then
-    redis.call('RENAME', KEYS[4], KEYS[5])
-  else
-    local legacy = redis.call('HGET', KEYS[1], 'event')
-    if legacy then redis.call('SET', KEYS[5], legacy) end
-  end
-elseif applied == '' then
-  redis.call('DEL', KEYS[5])
-else
-  redis.call('SET', KEYS[5], applied)
-end
-redis.call('HDEL', KEYS[1], 'event', 'applied_event')
-redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5])
+local held = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq')
+local seq = tonumber(held[1] or '0')
+-- A version at or below the one already applied (a stalled job finishing after the job that took
+-- over from it applied something newer): marking it would take applied_seq back and overwrite the
+-- newer applied event, the only copy of it. Only its trace lines are written.
+local superseded = tonumber(held[2] or '0') >= tonumber(ARGV[1])
 local n_set = tonumber(ARGV[9])
 local n_del = tonumber(ARGV[10])
-local i = 11
-if n_set > 0 then
-  redis.call('HSET', KEYS[1], unpack(ARGV, i, i + 2 * n_set - 1))
-  i = i + 2 * n_set
+if not superseded then
+  local applied = ARGV[6]
+  if applied == '=' then
+    if seq ~= tonumber(ARGV[1]) then return -seq end
+    if redis.call('EXISTS', KEYS[4]) == 1 then
+      redis.call('RENAME', KEYS[4], KEYS[5])
+    else
+      local legacy = redis.call('HGET', KEYS[1], 'event')
+      if legacy then redis.call('SET', KEYS[5], legacy) end
+    end
+  elseif applied == '' then
+    redis.call('DEL', KEYS[5])
+  else
+    redis.call('SET', KEYS[5], applied)
+  end
+  redis.call('HDEL', KEYS[1], 'event', 'applied_event')
+  redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5])
+  if n_set > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 11, 10 + 2 * n_set)) end
+  if n_del > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, 11 + 2 * n_set, 10 + 2 * n_set + n_del)) end
 end
-if n_del > 0 then
-  redis.call('HDEL', KEYS[1], unpack(ARGV, i, i + n_del - 1))
-  i = i + n_del
-end
+local i = 11 + 2 * n_set + n_del
 local trace_max = tonumber(ARGV[7])
 if trace_max > 0 and i <= #ARGV then
   redis.call('LPUSH', KEYS[3], unpack(ARGV, i, #ARGV))
   redis.call('LTRIM', KEYS[3], 0, trace_max - 1)
   redis.call('PEXPIRE', KEYS[3], ARGV[8])
 end
+if superseded then return 0 end
 if seq <= tonumber(ARGV[1]) then
   redis.call('SREM', KEYS[2], ARGV[4])
   return 0

@@ -106,6 +106,29 @@ describe('record state: markApplied', () => {
     expect(steps).toEqual(['received', 'received', 'answered']);
   });
 
+  it('ignores the late mark of a job that was taken over: the newer applied version and its event stay', async () => {
+    await producer.accept({ events: [version(1)] });
+    const stalled = await records.read(RECORD); // a job reads v1, then stalls
+    await producer.accept({ events: [version(2)] });
+    const takenOver = await records.read(RECORD); // the job that took over sends v2 and marks it
+    expect(await records.markApplied(RECORD, takenOver.seq, takenOver.event, new Date())).toBe(0);
+
+    const late = await records.markApplied(RECORD, stalled.seq, stalled.event, new Date(), {
+      eventJson: stalled.eventJson!,
+      trace: { entries: [{ at: '2026-11-20T10:01:00Z', step: 'answered', event_id: 'e-1' }], settings: TRACE },
+    });
+
+    expect(late).toBe(0);
+    const after = await records.read(RECORD);
+    expect(after.appliedSeq).toBe(takenOver.seq);
+    expect(after.event).toEqual(version(2));
+    expect(after.appliedEvent).toEqual(version(2));
+    expect(await records.hasUnapplied(RECORD)).toBe(false);
+    // What the late job did still shows in the trace.
+    const steps = (await readTrace(ctx.redis, keys, recordKeyString(RECORD))).map((e) => e.step);
+    expect(steps.at(-1)).toBe('answered');
+  });
+
   it('keeps a newest event apart from the state hash until it is applied, then holds one copy of it', async () => {
     await producer.accept({ events: [version(1)] });
     const rk = recordKeyString(RECORD);
