@@ -97,12 +97,10 @@ export function createVatHandler(deps: {
       if (begin.state === 'busy') throw new TaxsyncError('RECORD_BUSY', `VAT ${number} is being submitted by another attempt`);
       return `${number}: ${begin.state} earlier, not sent again`;
     }
+    let result: Awaited<ReturnType<typeof deps.vat.submitTransaction>>;
     try {
-      const result = await deps.vat.submitTransaction(body);
+      result = await deps.vat.submitTransaction(body);
       await deps.ledger.confirm(ej, number, { transactionId: result.transaction.id, warnings: result.withWarnings });
-      count(result.withWarnings ? 'accepted_with_warnings' : 'accepted');
-      if (result.withWarnings) await ctx.trace({ step: 'answered', status: 200, detail: `VAT ${number} accepted with warnings` });
-      return `${number} accepted (${result.status}${result.withWarnings ? ', with warnings' : ''})`;
     } catch (error) {
       if (!isTaxsyncError(error)) {
         await deps.ledger.markUnknown(ej, number, `unexpected error: ${(error as Error)?.message}`);
@@ -137,6 +135,11 @@ export function createVatHandler(deps: {
       }
       throw error;
     }
+    // After the try: a failure from here on (the trace write) must not turn the confirmed entry
+    // back into an unknown one.
+    count(result.withWarnings ? 'accepted_with_warnings' : 'accepted');
+    if (result.withWarnings) await ctx.trace({ step: 'answered', status: 200, detail: `VAT ${number} accepted with warnings` });
+    return `${number} accepted (${result.status}${result.withWarnings ? ', with warnings' : ''})`;
   }
 
   async function submitInvoice(data: InvoiceData, ctx: HandlerContext): Promise<HandlerOutcome> {
