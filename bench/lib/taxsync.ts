@@ -5,11 +5,10 @@ import { Secret } from '../../src/config/secret.js';
 import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
 import { CanonicalEvent } from '../../src/domain/events.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
-import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
-import { createKeys } from '../../src/queue/keys.js';
-import { createProducer, type Producer } from '../../src/queue/producer.js';
+import { closeQueues, createQueues, createRedis, whenReady } from '../../src/queue/connection.js';
+import type { Producer } from '../../src/queue/producer.js';
 import { createLifecycle } from '../../src/runtime/lifecycle.js';
+import { configuredProducer } from '../../src/runtime/producer.js';
 import { startWork } from '../../src/runtime/work.js';
 import type { BenchContext } from '../run.js';
 
@@ -73,20 +72,9 @@ export interface TaxsyncProducer {
 /** taxsync's producer as `serve` builds it, on its own connection. */
 export async function startProducer(config: Config, redisUrl: string): Promise<TaxsyncProducer> {
   const connection = createRedis(redisUrl, 'producer');
-  await new Promise((resolve) => connection.once('ready', resolve));
+  await whenReady(connection);
   const queues = createQueues(connection, config.redis.prefix);
-  const keys = createKeys(config.redis.prefix);
-  const producer = createProducer({
-    queues,
-    connection,
-    keys,
-    deadLetters: createDeadLetterStore(queues['dead-letter']),
-    trace: config.trace,
-    deliveryTtlMs: config.webhooks.deliveryTtlMs,
-    coalesceDelayMs: config.queue.coalesceDelayMs,
-    retry: config.queue.retry,
-    vat: false,
-  });
+  const producer = configuredProducer(connection, queues, config, DEFAULT_SETTINGS);
   return {
     producer,
     connection,

@@ -1,13 +1,12 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
-import { vatEnabled } from '../mapping/index.js';
 import { createAuditLog } from '../queue/audit.js';
 import { closeQueues, createQueues, createRedis, whenReady, type RedisClient } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
 import type { QueueName } from '../queue/names.js';
-import { createProducer } from '../queue/producer.js';
+import { configuredProducer } from './producer.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
 import type { Booted } from './boot.js';
@@ -31,18 +30,7 @@ export function createDlqDeps(
     queues,
     keys,
     deadLetters,
-    producer: createProducer({
-      queues,
-      connection,
-      keys,
-      deadLetters,
-      trace: config.trace,
-      deliveryTtlMs: config.webhooks.deliveryTtlMs,
-      coalesceDelayMs: config.queue.coalesceDelayMs,
-      vat: vatEnabled(settings.vat),
-      // The attempts of every job come from here (TAXSYNC_MAX_ATTEMPTS), not from the workers.
-      retry: config.queue.retry,
-    }),
+    producer: configuredProducer(connection, queues, config, settings, deadLetters),
     records: createRecordStore(connection, keys),
     ledger: createVatLedger(connection, keys, { leaseMs: config.queue.vat.leaseMs }),
     audit: createAuditLog(connection, keys, options.actor ? { actor: options.actor } : {}),
@@ -60,7 +48,10 @@ export async function openDlq(booted: Booted, options: { actor?: string } = {}):
   const { config, settings, logger, lifecycle } = booted;
   const target = await resolveRedis(config, config.dataDir, logger, lifecycle);
   const connection = createRedis(target, 'producer');
-  await whenReady(connection);
+  await whenReady(connection).catch((error: unknown) => {
+    connection.disconnect();
+    throw error;
+  });
   const queues = createQueues(connection, config.redis.prefix);
   return {
     deps: createDlqDeps(connection, queues, config, settings, options),

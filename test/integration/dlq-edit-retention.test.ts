@@ -3,14 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TaxsyncError } from '../../src/domain/errors.js';
 import type { CanonicalEvent } from '../../src/domain/events.js';
 import type { DeadLetterEntry } from '../../src/queue/dead-letter.js';
 import { parseFilter } from '../../src/runtime/dlq-filter.js';
 import { editEntry } from '../../src/runtime/dlq-edit.js';
 import { applyRetention, archivedCounter, type ArchivedEntry } from '../../src/runtime/dlq-retention.js';
-import { replayEntries, selectEntries, type DlqDeps } from '../../src/runtime/dlq.js';
-import { keptDelivery, pipelineDlqDeps } from '../helpers/dead-letters.js';
+import { replayEntries, selectEntries } from '../../src/runtime/dlq.js';
+import { keptDelivery, useFlakyCustomers } from '../helpers/dead-letters.js';
 import { createPipeline, customerEvent, eventually, type Pipeline } from '../helpers/pipeline.js';
 import { useRedis } from '../helpers/redis.js';
 
@@ -23,117 +22,99 @@ const C1 = { kind: 'customer', source: 'api', external_id: 'c-1' } as const;
 
 describe('dlq edit, replay --remap', () => {
   const ctx = useRedis();
-  let pipeline: Pipeline;
-  let deps: DlqDeps;
-  let broken: boolean;
-  let sent: string[];
-
-  beforeEach(async () => {
-    pipeline = await createPipeline(ctx.url, ctx.prefix, { retry: { attempts: 1, baseMs: 10, capMs: 20 } });
-    deps = pipelineDlqDeps(pipeline, { actor: 'tester', retry: { attempts: 1, baseMs: 10, capMs: 20 } });
-    broken = true;
-    sent = [];
-    await pipeline.startWorker('customers', async (event, hctx) => {
-      if (broken) throw new TaxsyncError('API_SERVER_ERROR', 'PUT /v1/customers/ answered 500: injected');
-      sent.push(`${hctx.record.external_id}:${nameOf(event)}`);
-      return { kind: 'done', detail: 'ok', status: 200 };
-    });
-  });
-  afterEach(async () => {
-    await pipeline.close();
-  });
+  const flaky = useFlakyCustomers(ctx);
 
   async function deadLettered(externalId = 'c-1'): Promise<DeadLetterEntry> {
-    await pipeline.producer.accept({ events: [customerEvent(1, externalId)] });
-    await eventually(async () => (await selectEntries(deps, parseFilter({ externalId }))).length === 1);
-    return (await selectEntries(deps, parseFilter({ externalId })))[0]!;
+    await flaky.pipeline.producer.accept({ events: [customerEvent(1, externalId)] });
+    await eventually(async () => (await selectEntries(flaky.deps, parseFilter({ externalId }))).length === 1);
+    return (await selectEntries(flaky.deps, parseFilter({ externalId })))[0]!;
   }
 
   it('edits a worker entry (original kept, audited) and replay sends the edited event as the newest version', async () => {
     const entry = await deadLettered();
-    const plan = await editEntry(deps, entry.id, { data: { name: 'fixed name' } }, 'ops-ann');
+    const plan = await editEntry(flaky.deps, entry.id, { data: { name: 'fixed name' } }, 'ops-ann');
     expect(plan.paths).toEqual(['data.name']);
-    const saved = await pipeline.deadLetters.get(entry.id);
+    const saved = await flaky.pipeline.deadLetters.get(entry.id);
     expect((saved?.event as CanonicalEvent).data).toMatchObject({ name: 'fixed name' });
     expect((saved?.event_original as CanonicalEvent).data).toMatchObject({ name: 'version 1' });
     expect(saved?.edited).toMatchObject({ actor: 'ops-ann', count: 1 });
     // A second edit keeps the first original.
-    await editEntry(deps, entry.id, { data: { name: 'fixed again' } }, 'ops-ann');
-    const twice = await pipeline.deadLetters.get(entry.id);
+    await editEntry(flaky.deps, entry.id, { data: { name: 'fixed again' } }, 'ops-ann');
+    const twice = await flaky.pipeline.deadLetters.get(entry.id);
     expect((twice?.event_original as CanonicalEvent).data).toMatchObject({ name: 'version 1' });
     expect(twice?.edited?.count).toBe(2);
-    const [audit] = await deps.audit.list(1);
+    const [audit] = await flaky.deps.audit.list(1);
     expect(audit).toMatchObject({ action: 'edit', actor: 'ops-ann', ids: [entry.id], count: 1 });
     expect(audit?.outcome).toContain('data.name');
 
-    broken = false;
-    const result = await replayEntries(deps, [entry], { actor: 'tester', selection: { ids: [entry.id] } });
+    flaky.broken = false;
+    const result = await replayEntries(flaky.deps, [entry], { actor: 'tester', selection: { ids: [entry.id] } });
     expect(result.results[0]).toMatchObject({ outcome: 'replayed' });
-    await eventually(() => sent.includes('c-1:fixed again'));
-    const state = await pipeline.records.read(C1);
+    await eventually(() => flaky.sent.includes('c-1:fixed again'));
+    const state = await flaky.pipeline.records.read(C1);
     expect(state.event && nameOf(state.event)).toBe('fixed again');
-    await eventually(async () => (await pipeline.records.read(C1)).appliedSeq === state.seq);
-    expect(sent).toEqual(['c-1:fixed again']);
+    await eventually(async () => (await flaky.pipeline.records.read(C1)).appliedSeq === state.seq);
+    expect(flaky.sent).toEqual(['c-1:fixed again']);
   });
 
   it('refuses patches that change id, record or occurred_at, or leave an invalid event; nothing is saved', async () => {
     const entry = await deadLettered();
-    await expect(editEntry(deps, entry.id, { record: { external_id: 'c-9' } }, 'x')).rejects.toThrow(/changes the event's record/);
-    await expect(editEntry(deps, entry.id, { id: 'other' }, 'x')).rejects.toThrow(/changes the event's id/);
-    await expect(editEntry(deps, entry.id, { occurred_at: '2020-01-01T00:00:00Z' }, 'x')).rejects.toThrow(/occurred_at/);
-    await expect(editEntry(deps, entry.id, { data: { name: 42 } }, 'x')).rejects.toThrow(/not a valid canonical event: data\.name/);
-    await expect(editEntry(deps, 'nope', { data: {} }, 'x')).rejects.toThrow(/no dead-letter entry nope/);
-    expect(await pipeline.deadLetters.get(entry.id)).toEqual(entry);
-    expect(await deps.audit.list()).toEqual([]);
+    await expect(editEntry(flaky.deps, entry.id, { record: { external_id: 'c-9' } }, 'x')).rejects.toThrow(/changes the event's record/);
+    await expect(editEntry(flaky.deps, entry.id, { id: 'other' }, 'x')).rejects.toThrow(/changes the event's id/);
+    await expect(editEntry(flaky.deps, entry.id, { occurred_at: '2020-01-01T00:00:00Z' }, 'x')).rejects.toThrow(/occurred_at/);
+    await expect(editEntry(flaky.deps, entry.id, { data: { name: 42 } }, 'x')).rejects.toThrow(/not a valid canonical event: data\.name/);
+    await expect(editEntry(flaky.deps, 'nope', { data: {} }, 'x')).rejects.toThrow(/no dead-letter entry nope/);
+    expect(await flaky.pipeline.deadLetters.get(entry.id)).toEqual(entry);
+    expect(await flaky.deps.audit.list()).toEqual([]);
   });
 
   it('an edited entry whose record received a newer event is superseded: the edit is never sent', async () => {
     const entry = await deadLettered();
-    await editEntry(deps, entry.id, { data: { name: 'stale edit' } }, 'x');
-    broken = false;
-    await pipeline.producer.accept({ events: [customerEvent(2, 'c-1')] });
-    await eventually(() => sent.includes('c-1:version 2'));
-    const result = await replayEntries(deps, [entry], { actor: 'tester', selection: { ids: [entry.id] } });
+    await editEntry(flaky.deps, entry.id, { data: { name: 'stale edit' } }, 'x');
+    flaky.broken = false;
+    await flaky.pipeline.producer.accept({ events: [customerEvent(2, 'c-1')] });
+    await eventually(() => flaky.sent.includes('c-1:version 2'));
+    const result = await replayEntries(flaky.deps, [entry], { actor: 'tester', selection: { ids: [entry.id] } });
     expect(result.results[0]).toMatchObject({ outcome: 'superseded' });
     await new Promise((r) => setTimeout(r, 200));
-    expect(sent).toEqual(['c-1:version 2']);
-    const state = await pipeline.records.read(C1);
+    expect(flaky.sent).toEqual(['c-1:version 2']);
+    const state = await flaky.pipeline.records.read(C1);
     expect(state.event && nameOf(state.event)).toBe('version 2');
   });
 
   it('--remap queues the latest state even after a newer event; refused for kept deliveries', async () => {
     const entry = await deadLettered();
-    broken = false;
-    await pipeline.producer.accept({ events: [customerEvent(2, 'c-1')], deadLetters: [keptDelivery('kept', fixture.body)] });
-    await eventually(() => sent.includes('c-1:version 2'));
+    flaky.broken = false;
+    await flaky.pipeline.producer.accept({ events: [customerEvent(2, 'c-1')], deadLetters: [keptDelivery('kept', fixture.body)] });
+    await eventually(() => flaky.sent.includes('c-1:version 2'));
     await eventually(async () => {
-      const s = await pipeline.records.read(C1);
+      const s = await flaky.pipeline.records.read(C1);
       return s.appliedSeq === s.seq;
     });
-    const kept = await pipeline.deadLetters.get('kept');
-    const result = await replayEntries(deps, [entry, kept!], { actor: 'tester', selection: { ids: [entry.id, 'kept'] }, remap: true });
+    const kept = await flaky.pipeline.deadLetters.get('kept');
+    const result = await replayEntries(flaky.deps, [entry, kept!], { actor: 'tester', selection: { ids: [entry.id, 'kept'] }, remap: true });
     expect(result.results[0]).toMatchObject({ id: entry.id, outcome: 'remapped' });
     expect(result.results[0]?.detail).toContain('evt-c-1-2');
     expect(result.results[1]).toMatchObject({ id: 'kept', outcome: 'skipped' });
     expect(result.results[1]?.detail).toMatch(/--remap needs a record/);
-    await eventually(() => sent.length === 2);
-    expect(sent).toEqual(['c-1:version 2', 'c-1:version 2']);
-    expect(await pipeline.deadLetters.get(entry.id)).toBeUndefined();
-    expect(await pipeline.deadLetters.get('kept')).toBeDefined();
-    const [audit] = await deps.audit.list(1);
+    await eventually(() => flaky.sent.length === 2);
+    expect(flaky.sent).toEqual(['c-1:version 2', 'c-1:version 2']);
+    expect(await flaky.pipeline.deadLetters.get(entry.id)).toBeUndefined();
+    expect(await flaky.pipeline.deadLetters.get('kept')).toBeDefined();
+    const [audit] = await flaky.deps.audit.list(1);
     expect(audit?.outcome).toBe('--remap: 1 remapped, 1 skipped');
   });
 
   it('edits a kept JSON delivery (validated by the connector) and replays it', async () => {
-    await pipeline.producer.accept({ events: [], deadLetters: [keptDelivery('bad', { ...fixture.body, updated_at: 'yesterday' })] });
-    await expect(editEntry(deps, 'bad', { updated_at: 'still wrong' }, 'x')).rejects.toThrow(/still does not parse/);
-    const plan = await editEntry(deps, 'bad', { updated_at: fixture.body.updated_at }, 'x');
+    await flaky.pipeline.producer.accept({ events: [], deadLetters: [keptDelivery('bad', { ...fixture.body, updated_at: 'yesterday' })] });
+    await expect(editEntry(flaky.deps, 'bad', { updated_at: 'still wrong' }, 'x')).rejects.toThrow(/still does not parse/);
+    const plan = await editEntry(flaky.deps, 'bad', { updated_at: fixture.body.updated_at }, 'x');
     expect(plan.target).toBe('raw body');
-    const saved = await pipeline.deadLetters.get('bad');
+    const saved = await flaky.pipeline.deadLetters.get('bad');
     expect(JSON.parse(saved!.raw_body_original!)).toMatchObject({ updated_at: 'yesterday' });
-    const result = await replayEntries(deps, [saved!], { actor: 'tester', selection: { ids: ['bad'] } });
+    const result = await replayEntries(flaky.deps, [saved!], { actor: 'tester', selection: { ids: ['bad'] } });
     expect(result.results[0]).toMatchObject({ outcome: 'accepted' });
-    expect(await pipeline.deadLetters.get('bad')).toBeUndefined();
+    expect(await flaky.pipeline.deadLetters.get('bad')).toBeUndefined();
   });
 });
 

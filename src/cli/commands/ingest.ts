@@ -3,10 +3,8 @@ import { resolveRedis } from '../../runtime/redis.js';
 import { boot } from '../../runtime/boot.js';
 import { ingestFile } from '../../runtime/ingest.js';
 import { closeQueues, createQueues, createRedis, whenReady } from '../../queue/connection.js';
-import { createDeadLetterStore } from '../../queue/dead-letter.js';
 import { createKeys } from '../../queue/keys.js';
-import { createProducer } from '../../queue/producer.js';
-import { vatEnabled } from '../../mapping/index.js';
+import { configuredProducer } from '../../runtime/producer.js';
 
 function progressBar(done: number, total: number | undefined): void {
   if (!process.stderr.isTTY || !total) return;
@@ -27,7 +25,12 @@ export function registerIngestCommand(program: Command): void {
       const { config, settings, logger, lifecycle } = boot('ingest');
       const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
       const connection = createRedis(redisTarget, 'producer');
-      await whenReady(connection);
+      await whenReady(connection).catch(async (error: unknown) => {
+        // A local redis-server this run started is stopped too.
+        connection.disconnect();
+        await lifecycle.shutdown('ingest could not reach Redis');
+        throw error;
+      });
       const queues = createQueues(connection, config.redis.prefix);
       const keys = createKeys(config.redis.prefix);
       try {
@@ -37,17 +40,7 @@ export function registerIngestCommand(program: Command): void {
           redis: connection,
           restart: options.restart === true,
           source: settings.sources.erp ?? 'api',
-          producer: createProducer({
-            queues,
-            connection,
-            keys,
-            deadLetters: createDeadLetterStore(queues['dead-letter']),
-            trace: config.trace,
-            deliveryTtlMs: config.webhooks.deliveryTtlMs,
-            coalesceDelayMs: config.queue.coalesceDelayMs,
-            vat: vatEnabled(settings.vat),
-            retry: config.queue.retry,
-          }),
+          producer: configuredProducer(connection, queues, config, settings),
           onProgress: progressBar,
         });
         if (process.stderr.isTTY) process.stderr.write('\n');

@@ -1,0 +1,34 @@
+import type { Queue } from 'bullmq';
+import type { Config } from '../config/index.js';
+import type { Settings } from '../config/settings.js';
+import { vatEnabled } from '../mapping/index.js';
+import type { RedisClient } from '../queue/connection.js';
+import { createDeadLetterStore, type DeadLetterStore } from '../queue/dead-letter.js';
+import { createKeys } from '../queue/keys.js';
+import type { QueueName } from '../queue/names.js';
+import { createProducer, type Producer } from '../queue/producer.js';
+
+/**
+ * The producer as the configuration asks for it: the webhook server, the dead-letter tools and
+ * `ingest` queue work the same way (trace, delivery TTL, coalescing delay, VAT, retry policies).
+ */
+export function configuredProducer(
+  connection: RedisClient,
+  queues: Readonly<Record<QueueName, Queue>>,
+  config: Config,
+  settings: Settings,
+  deadLetters: DeadLetterStore = createDeadLetterStore(queues['dead-letter']),
+): Producer {
+  return createProducer({
+    queues,
+    connection,
+    keys: createKeys(config.redis.prefix),
+    deadLetters,
+    trace: config.trace,
+    deliveryTtlMs: config.webhooks.deliveryTtlMs,
+    coalesceDelayMs: config.queue.coalesceDelayMs,
+    vat: vatEnabled(settings.vat),
+    // The attempts of every job come from here (TAXSYNC_MAX_ATTEMPTS), not from the workers.
+    retry: config.queue.retry,
+  });
+}
