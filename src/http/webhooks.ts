@@ -91,7 +91,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
     } catch (error) {
       // A connector bug must not lose a signed payload: it is kept like any unreadable one.
       log.error({ err: error }, 'connector parse threw');
-      result = { kind: 'invalid', message: `connector failed to read the payload: ${(error as Error).message}` };
+      result = { kind: 'invalid', message: `connector failed to read the payload: ${error instanceof Error ? error.message : String(error)}` };
     }
 
     try {

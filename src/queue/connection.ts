@@ -84,8 +84,16 @@ export async function answers(client: RedisClient, key: string): Promise<boolean
 export function whenReady(client: RedisClient): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
-    client.once('ready', () => resolve());
-    client.once('error', (error: Error) => reject(error));
+    const ready = () => {
+      client.off('error', failed);
+      resolve();
+    };
+    const failed = (error: Error) => {
+      client.off('ready', ready);
+      reject(error);
+    };
+    client.once('ready', ready);
+    client.once('error', failed);
   });
 }
 

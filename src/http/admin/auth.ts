@@ -64,7 +64,9 @@ export function createAdminAuth(token: Secret, clock: () => Date = () => new Dat
   return {
     viewer(request) {
       const header = request.headers.authorization;
-      if (header !== undefined) {
+      // Only a bearer header is ours: a proxy's own `Authorization: Basic …` in front of /admin
+      // must not hide the session cookie.
+      if (header !== undefined && /^Bearer\b/i.test(header)) {
         const match = /^Bearer +(\S+)\s*$/i.exec(header);
         const name = request.headers['x-taxsync-actor'];
         return match && sameBytes(match[1]!, token.reveal()) ? { via: 'bearer', actor: actorFor(typeof name === 'string' ? name : undefined) } : undefined;

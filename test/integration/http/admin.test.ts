@@ -145,6 +145,11 @@ describe('the admin routes', () => {
     expect(listPage.body).toContain('admin:web:alice');
     expect(listPage.headers['content-security-policy']).toContain("default-src 'none'");
     expect(seen(wrong, crossSite, ok, listPage)).not.toContain(TOKEN);
+    // A proxy's own basic auth in front of /admin does not hide the session; a wrong bearer still fails.
+    const behindProxy = await app.inject({ url: '/admin/dead-letters', headers: { cookie, ...BROWSER, authorization: 'Basic b3BzOnNlY3JldA==' } });
+    expect(behindProxy.statusCode).toBe(200);
+    const wrongBearer = await app.inject({ url: '/admin/dead-letters', headers: { cookie, ...BROWSER, authorization: 'Bearer not-the-token' } });
+    expect(wrongBearer.statusCode).toBe(401);
 
     const out = await app.inject({ method: 'POST', url: '/admin/logout', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
     expect(out.statusCode).toBe(303);
