@@ -14,16 +14,18 @@ export type RedisClient = Redis | Cluster;
 export type RedisTarget = string | { readonly clusterSeed: string };
 
 /**
- * How long a producer command may wait for Redis's answer. A Redis that is unreachable without
- * refusing (stopped, partitioned: the socket stays open) would otherwise hold every webhook, and
- * /readyz, until it came back.
+ * How long a webhook server's Redis command may wait for the answer (`taxsync serve` / `start`
+ * pass it). A Redis that is unreachable without refusing (stopped, partitioned: the socket stays
+ * open) would otherwise hold every webhook, and /readyz, until it came back. Only there: a
+ * webhook's transaction is small, while `ingest` and the dead-letter tools send transactions of
+ * hundreds of events that a busy Redis may take longer than this to answer.
  */
-export const PRODUCER_COMMAND_TIMEOUT_MS = 2_000;
+export const WEBHOOK_COMMAND_TIMEOUT_MS = 2_000;
 
 /**
  * Producers (webhook handlers) fail fast while Redis is away, so a webhook answers 503 instead of
  * hanging or answering 202 with nothing stored: refused or closed connections at once, an
- * unanswered one after PRODUCER_COMMAND_TIMEOUT_MS. A transaction that timed out may still be
+ * unanswered one after WEBHOOK_COMMAND_TIMEOUT_MS (serve). A transaction that timed out may still be
  * applied when Redis answers again; the platform's retry of that delivery is then a duplicate.
  * Workers wait and reconnect by themselves (BullMQ requires maxRetriesPerRequest: null for them).
  */
@@ -37,7 +39,7 @@ export function createRedis(target: RedisTarget, role: ConnectionRole, extra: Re
     ...extra,
   };
   return role === 'producer'
-    ? new Redis(target, { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS })
+    ? new Redis(target, { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 })
     : new Redis(target, { ...common, maxRetriesPerRequest: null, enableOfflineQueue: true });
 }
 
@@ -67,7 +69,7 @@ function createCluster(seedUrl: string, role: ConnectionRole, extra: RedisOption
     ...(tls ? { dnsLookup: (address: string, done: (err: null, address: string) => void) => done(null, address) } : {}),
   };
   return role === 'producer'
-    ? new Cluster([node], { ...common, enableOfflineQueue: false, redisOptions: { ...redisOptions, maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS } })
+    ? new Cluster([node], { ...common, enableOfflineQueue: false, redisOptions: { ...redisOptions, maxRetriesPerRequest: 1, connectTimeout: 2_000 } })
     : new Cluster([node], { ...common, enableOfflineQueue: true, redisOptions: { ...redisOptions, maxRetriesPerRequest: null } });
 }
 

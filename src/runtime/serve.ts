@@ -4,7 +4,7 @@ import type { Settings } from '../config/settings.js';
 import { buildApp } from '../http/app.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
-import { answers, closeQueues, createQueues, createRedis, type RedisTarget } from '../queue/connection.js';
+import { answers, closeQueues, createQueues, createRedis, WEBHOOK_COMMAND_TIMEOUT_MS, type RedisTarget } from '../queue/connection.js';
 import { createAuditLog } from '../queue/audit.js';
 import { createKeys } from '../queue/keys.js';
 import { createDlqDeps } from './dlq-open.js';
@@ -32,7 +32,7 @@ export async function startServe(deps: {
   emulatorUrl?: string;
 }): Promise<ServeHandle> {
   const { config, logger, lifecycle } = deps;
-  const connection = createRedis(deps.redisTarget, 'producer', { enableAutoPipelining: true });
+  const connection = createRedis(deps.redisTarget, 'producer', { enableAutoPipelining: true, commandTimeout: WEBHOOK_COMMAND_TIMEOUT_MS });
   connection.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
   lifecycle.onShutdown('redis (producer)', () => {
     connection.disconnect();
