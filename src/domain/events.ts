@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import { DECIMAL_PATTERN, money } from './money.js';
+import { DECIMAL_PATTERN, Money, amountProblem } from './money.js';
 import { RecordKey, type RecordKind } from './record-key.js';
 
 /**
@@ -12,17 +12,26 @@ import { RecordKey, type RecordKind } from './record-key.js';
 
 export const EVENT_SCHEMA_VERSION = 1;
 
-/** A decimal amount: a decimal string on the wire, a Decimal in memory. Never a JS number. */
-export const Amount = z.union(
-  [
-    z.instanceof(Decimal),
-    z
-      .string()
-      .regex(DECIMAL_PATTERN, { error: 'must be a decimal string such as "12.50"' })
-      .transform((v) => money(v)),
-  ],
-  { error: 'must be a decimal string such as "12.50" (JSON numbers are not accepted for amounts)' },
-);
+/**
+ * A decimal amount: a decimal string on the wire, a Decimal in memory. Never a JS number. Always a
+ * Money in memory (also when a connector built it with another decimal.js constructor), so it is
+ * written back in plain notation; bounded (AMOUNT_MAX_INTEGER_DIGITS, AMOUNT_MAX_DECIMALS).
+ */
+export const Amount = z
+  .union(
+    [
+      z.instanceof(Decimal),
+      z.string().regex(DECIMAL_PATTERN, { error: 'must be a decimal string such as "12.50"' }),
+    ],
+    { error: 'must be a decimal string such as "12.50" (JSON numbers are not accepted for amounts)' },
+  )
+  .transform((value, ctx) => {
+    const amount = new Money(value);
+    const problem = amountProblem(amount);
+    if (problem === undefined) return amount;
+    ctx.issues.push({ code: 'custom', message: problem, input: value });
+    return z.NEVER;
+  });
 
 const DateTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' });
 const DateOnly = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
