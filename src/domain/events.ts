@@ -180,6 +180,16 @@ const envelope = {
   id: Text.max(255),
   /** When the change happened at the source (its updated time): orders events per record. */
   occurred_at: DateTime,
+  /**
+   * The object's own order of its states, for events of the same `occurred_at` (platform times
+   * have one-second resolution): the higher precedence wins a tie (Stripe: open < paid < void).
+   * Absent: 0. Set by the connector (docs/events.md, "Ordering").
+   */
+  precedence: z.number().int().min(0).max(1_000).optional(),
+  /** A final state (a void): no later non-final event of the record replaces it, whatever its time. */
+  final: z.boolean().optional(),
+  /** The object's own version, when its platform keeps one: orders before occurred_at does. */
+  version: z.number().int().nonnegative().optional(),
   /** The connector it came from: shopify, stripe, woocommerce, erp, ingest… */
   connector: Text,
   record: RecordKey,
@@ -218,6 +228,14 @@ export function kindOfEventType(type: string): RecordKind {
   if (type.startsWith('customer.')) return 'customer';
   if (type.startsWith('exemption.')) return 'exemption';
   return 'transaction';
+}
+
+/**
+ * The ordering facts of an event for the latest-state store, packed as one script argument:
+ * `<precedence>|<final 0/1>|<version or empty>` (src/queue/redis-scripts.ts, RECORD_EVENT).
+ */
+export function eventOrder(event: Pick<CanonicalEvent, 'precedence' | 'final' | 'version'>): string {
+  return `${event.precedence ?? 0}|${event.final === true ? 1 : 0}|${event.version ?? ''}`;
 }
 
 /** Reads an event from the wire (or from Redis), upgrading older schema versions when there are any. */

@@ -2,7 +2,7 @@ import { Job, type Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './connection.js';
 import { TaxsyncError } from '../domain/errors.js';
-import type { CanonicalEvent } from '../domain/events.js';
+import { eventOrder, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { DeadLetterStore, NewDeadLetter, DeadLetterEntry } from './dead-letter.js';
 import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
@@ -121,6 +121,7 @@ export function createProducer(options: ProducerOptions): Producer {
           options.trace.maxEntries,
           options.trace.maxAgeMs,
           traceLine({ ...base, step: 'received', detail: event.type }),
+          eventOrder(event),
         );
         const queue = options.queues[queueForKind(key.kind)];
         const data: RecordJobData = { v: RECORD_JOB_VERSION, record: key };

@@ -41,7 +41,7 @@ function invoice(unitPrice: string | Decimal, quantity: string | Decimal = '1', 
       tax_inclusive: false,
       customer: { external_id: 'C-1', name: 'Acme GmbH', tax_number: 'DE123456789' },
       addresses: { billing: { country: 'DE' } },
-      lines: [{ unit_price: unitPrice as string, quantity: quantity as string, tax_rate: '0.19' }],
+      lines: [{ unit_price: unitPrice, quantity: quantity, tax_rate: '0.19' }],
     },
   };
 }
@@ -129,7 +129,7 @@ describe('decimals keep plain notation from ingest to every body', () => {
     [`1${'0'.repeat(40)}`, 'more than 18 digits before the decimal point'],
     [`0.${'0'.repeat(40)}1`, 'more than 15 digits after the decimal point'],
   ])('refuses %s at ingest, naming the field (an operator can edit and replay it)', (amount, why) => {
-    const result = mapErpBody(invoice(amount) as never, { source: 'api' });
+    const result = mapErpBody(invoice(amount), { source: 'api' });
     expect(result.kind).toBe('invalid');
     const fields = result.kind === 'invalid' ? (result.fields ?? {}) : {};
     expect(Object.keys(fields)).toEqual(['data.lines[0].unit_price']);
