@@ -1,7 +1,7 @@
 import type { DraftReturnBoxes } from '../api/schemas/index.js';
 import { Money, formatMoney, money, type Decimal } from '../domain/money.js';
 import type { LedgerEntry, LedgerState } from '../queue/vat-ledger.js';
-import { reportingPeriodRange } from '../mapping/vat.js';
+import { reportingPeriodRange } from '../mapping/vat/index.js';
 
 /**
  * `taxsync vat reconcile` (PURE): the ledger's confirmed VAT submissions of a period against a

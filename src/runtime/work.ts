@@ -82,6 +82,8 @@ export async function startWork(deps: {
     'vat-submissions': createVatHandler({
       vat: deps.vat,
       ledger: createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs }),
+      records,
+      unknownLimit: config.queue.vat.unknownLimit,
       settings: deps.settings.vat,
       reference: createVatReferenceData(deps.vat, deps.settings.vat, { ttlMs: config.queue.vat.referenceTtlMs }),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
