@@ -110,7 +110,15 @@ export function refundEvent(externalId: string, invoiceId: string, amount: strin
  * side driven directly: no BullMQ worker, no timed retries; the record processor runs on a job
  * object of the test's own and the clock moves only when the test says.
  */
-export async function createVatRig(options: { url: string; prefix: string; settings?: Partial<VatSettingsInput>; leaseMs?: number; unknownLimit?: number }): Promise<VatRig> {
+export async function createVatRig(options: {
+  url: string;
+  prefix: string;
+  settings?: Partial<VatSettingsInput>;
+  leaseMs?: number;
+  unknownLimit?: number;
+  /** Attempts of a job before a retryable failure is dead-lettered. @defaultValue 1000 */
+  attempts?: number;
+}): Promise<VatRig> {
   const emulator = await startEmulator({ port: 0, host: '127.0.0.1', entities: [{ id: RIG_ENTITY, name: 'Beta GmbH' }] });
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
   await api.vat.registrations.create({ taxable_jurisdiction: 'DE', entity: RIG_ENTITY, registration_type: 'standard', date_of_registration: '2024-01-01' });
@@ -180,7 +188,7 @@ export async function createVatRig(options: { url: string; prefix: string; setti
       id,
       data: { v: RECORD_JOB_VERSION, record },
       attemptsMade: attempts.get(id) ?? 0,
-      opts: { attempts: 1_000 },
+      opts: { attempts: options.attempts ?? 1_000 },
       moveToDelayed: (at: number) => {
         until = at;
         return Promise.resolve();
