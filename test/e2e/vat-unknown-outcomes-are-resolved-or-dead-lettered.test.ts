@@ -41,7 +41,7 @@ describe('unknown VAT outcomes are resolved, or dead-lettered for an operator', 
       keys: rig.keys,
       intervalMs: 30_000,
       backoff: { baseMs: 1_000, capMs: 60_000 },
-      clock: rig.now,
+      clock: () => rig.now(),
     });
     expect(await resolver.sweep()).toEqual({ busy: false, requeued: 0, postponed: 0 });
     rig.advance(61_000);
