@@ -1,7 +1,7 @@
 import type { VatClient, VatTransactionRequest } from '../api/index.js';
 import { TaxsyncError } from '../domain/errors.js';
 import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
-import { recordKeyString, type RecordKey } from '../domain/record-key.js';
+import { parseRecordKeyString, recordKeyString, type RecordKey } from '../domain/record-key.js';
 import {
   checkBody,
   describeCorrections,
@@ -68,6 +68,12 @@ export interface VatHandlerDeps {
   records: Pick<RecordStore, 'read'>;
   /** Resends of an unknown outcome before VAT_OUTCOME_UNRESOLVED (TAXSYNC_VAT_UNKNOWN_LIMIT). @defaultValue 20 */
   unknownLimit?: number;
+  /**
+   * Puts a record's newest version back on its queue (reopen + job). A refund decided while its
+   * invoice had no VAT filed is decided again once the invoice files some. Without it (tests of
+   * one record) they are not.
+   */
+  requeue?: (record: RecordKey) => Promise<void>;
   /** Counts outcomes (warnings included) when given. */
   metrics?: Pick<Metrics, 'vatSubmissions'>;
   clock?: () => Date;
@@ -217,6 +223,13 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       }
     }
     const what = `VAT for invoice ${ctx.record.external_id}`;
+    if (deps.requeue !== undefined && (done.length > 0 || entries.some((e) => e.state === 'confirmed'))) {
+      // Refunds of this invoice are decided again on the VAT filed now: one decided while there
+      // was none (or while a lost answer hid it) needs its correction. Done on every run with VAT
+      // filed, so a crash between a filing and this line loses nothing; a refund decided the same
+      // way again writes the same entry.
+      for (const refund of await deps.ledger.refundsOf(record)) await deps.requeue(parseRecordKeyString(refund));
+    }
     if (collisions.length > 0) {
       throw new TaxsyncError(
         'VAT_NUMBER_COLLISION',
@@ -244,6 +257,9 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       throw correctionRequired(what, [flip(refundCorrection(data, [], reason), undo)]);
     }
     const invoiceKey: RecordKey = { kind: 'vat', source: ctx.record.source, external_id: data.invoice_external_id };
+    // Noted before the invoice's VAT is read, and read by the invoice after it files: whichever
+    // runs second sees the other, so no refund keeps a decision taken on VAT that changed since.
+    await deps.ledger.noteRefund(recordKeyString(invoiceKey), recordKeyString(ctx.record));
     const invoice = await deps.records.read(invoiceKey);
     const of = `invoice ${data.invoice_external_id}`;
     if (invoice.seq === 0) {

@@ -130,6 +130,10 @@ export interface VatLedger {
   byKey(key: string): Promise<LedgerEntry | undefined>;
   /** Looks at a due entry again at `at` (ms), while it stays open. */
   postpone(key: string, at: number): Promise<void>;
+  /** Remembers that `refund` (a vat record) was decided against `invoice`'s VAT, before it reads that VAT. */
+  noteRefund(invoice: string, refund: string): Promise<void>;
+  /** The refunds decided against an invoice's VAT (their records), to decide them again once it changes. */
+  refundsOf(invoice: string): Promise<string[]>;
 }
 
 const HISTORY_MAX = 100;
@@ -141,6 +145,7 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
   // Kept beside the entry under the same prefix (one slot on a cluster).
   const historyKey = (entryKey: string) => `${entryKey}:history`;
   const openKey = `${keys.prefix}:vat-open`;
+  const refundsKey = (invoice: string) => `${keys.prefix}:vat-refunds-of:${invoice}`;
 
   function parse(raw: Record<string, string>): LedgerEntry | undefined {
     if (!raw.state) return undefined;
@@ -290,5 +295,9 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
     async postpone(entryKey, at) {
       await redis.zadd(openKey, 'XX', at, entryKey);
     },
+    async noteRefund(invoice, refund) {
+      await redis.sadd(refundsKey(invoice), refund);
+    },
+    refundsOf: (invoice) => redis.smembers(refundsKey(invoice)),
   };
 }

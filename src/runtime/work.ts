@@ -85,6 +85,10 @@ export async function startWork(deps: {
       vat: deps.vat,
       ledger: vatLedger,
       records,
+      requeue: async (record) => {
+        await records.reopen(record);
+        await requeuer.ensureQueued(record);
+      },
       unknownLimit: config.queue.vat.unknownLimit,
       settings: deps.settings.vat,
       reference: createVatReferenceData(deps.vat, deps.settings.vat, { ttlMs: config.queue.vat.referenceTtlMs }),

@@ -88,6 +88,23 @@ describe('the VAT ledger never doubles and never loses a submission', () => {
     expect(letter?.error.fields).toMatchObject({ net: ['INV-3: -50.00'], vat: ['INV-3: -9.50'], gross: ['INV-3: -59.50'] });
   });
 
+  it('3b: a refund decided while its invoice had no VAT filed is decided again once the invoice files some', async () => {
+    const refund = vatRecord('refund-R-2');
+    // The invoice first totals nothing (no VAT), the refund finds nothing filed to correct…
+    await rig.accept(invoiceEvent('INV-6', 1, [['0.00', '0.19']]));
+    expect((await rig.settle(vatRecord('INV-6'))).kind).toBe('applied');
+    await rig.accept(refundEvent('refund-R-2', 'INV-6', '10.00', '1.90'));
+    expect((await rig.settle(refund)).kind).toBe('applied');
+    expect(await rig.deadLettersOf(refund)).toEqual([]);
+    // …then it is corrected to 100.00 and filed: the refund now takes back VAT that is filed.
+    await rig.accept(invoiceEvent('INV-6', 2, [['100.00', '0.19']]));
+    expect((await rig.settle(vatRecord('INV-6'))).kind).toBe('applied');
+    expect((await rig.settle(refund)).kind).toBe('dead-lettered');
+    const [letter] = await rig.deadLettersOf(refund);
+    // 10.00 + 1.90 = 11.90
+    expect(letter?.error.fields).toMatchObject({ net: ['INV-6: -10.00'], vat: ['INV-6: -1.90'], gross: ['INV-6: -11.90'] });
+  });
+
   it('4a: an invoice deleted after its VAT was filed is a VAT_CORRECTION_REQUIRED dead letter, not silence', async () => {
     const record = vatRecord('INV-4');
     await rig.accept(invoiceEvent('INV-4', 1, [['100.00', '0.19']]));

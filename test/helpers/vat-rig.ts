@@ -16,6 +16,7 @@ import { createKeys, type Keys } from '../../src/queue/keys.js';
 import type { QueueName } from '../../src/queue/names.js';
 import { createProducer, type Producer } from '../../src/queue/producer.js';
 import { createRecordStore, type RecordStore } from '../../src/queue/record-state.js';
+import { createRequeuer } from '../../src/queue/requeue.js';
 import { createVatLedger, type VatLedger } from '../../src/queue/vat-ledger.js';
 
 /** The seller of every VAT rig: one German domestic registration in the emulator. */
@@ -149,6 +150,7 @@ export async function createVatRig(options: {
   });
   const ledger = createVatLedger(redis, keys, { leaseMs: options.leaseMs ?? 60_000, clock });
   const reference = createVatReferenceData(api.vat, settings, { ttlMs: 3_600_000 });
+  const requeuer = createRequeuer({ queues, records });
   const makeHandler = (overrides: Partial<VatHandlerDeps> = {}) =>
     createVatHandler({
       vat: api.vat,
@@ -157,6 +159,10 @@ export async function createVatRig(options: {
       reference,
       records,
       clock,
+      requeue: async (record: RecordKey) => {
+        await records.reopen(record);
+        await requeuer.ensureQueued(record);
+      },
       ...(options.unknownLimit === undefined ? {} : { unknownLimit: options.unknownLimit }),
       ...overrides,
     });
