@@ -43,9 +43,8 @@ export function baseInvoiceNumber(data: Pick<InvoiceData, 'number'>, key: Record
 export const splitInvoiceNumber = (base: string, rate: Decimal, rateType: VatRateType): string => `${base} (${rateText(rate)}% ${rateType})`;
 
 /**
- * invoice.upserted → one VAT transaction per VAT rate (usually exactly one). Every body is parsed
- * with VatTransactionRequest and checked with validateVatTransaction (every rule but 7) before it
- * is returned as `send`; `notes` carry the facts worth a log line (inferred rates, dropped zero
+ * invoice.upserted → one VAT transaction per VAT rate (usually exactly one). Every body passes
+ * checkBody (the request schema and every rule but 7) before it is returned as `send`; `notes` carry the facts worth a log line (inferred rates, dropped zero
  * parts, differences from the tax the source states).
  */
 export function mapVatSubmission(data: InvoiceData, ctx: VatMappingContext): MapResult<VatTransactionRequest[]> {
