@@ -224,11 +224,11 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     }
     const what = `VAT for invoice ${ctx.record.external_id}`;
     if (deps.requeue !== undefined && (done.length > 0 || entries.some((e) => e.state === 'confirmed'))) {
-      // Refunds of this invoice are decided again on the VAT filed now: one decided while there
-      // was none (or while a lost answer hid it) needs its correction. Done on every run with VAT
-      // filed, so a crash between a filing and this line loses nothing; a refund decided the same
-      // way again writes the same entry.
-      for (const refund of await deps.ledger.refundsOf(record)) await deps.requeue(parseRecordKeyString(refund));
+      // Refunds of this invoice that found nothing to correct are decided again on the VAT filed
+      // now. Done on every run with VAT filed, so a crash between a filing and this line loses
+      // nothing; a refund that reported its correction is not asked again (its entry, once
+      // discarded by the operator, must not come back).
+      for (const refund of await deps.ledger.openRefundsOf(record)) await deps.requeue(parseRecordKeyString(refund));
     }
     if (collisions.length > 0) {
       throw new TaxsyncError(
@@ -259,7 +259,8 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     const invoiceKey: RecordKey = { kind: 'vat', source: ctx.record.source, external_id: data.invoice_external_id };
     // Noted before the invoice's VAT is read, and read by the invoice after it files: whichever
     // runs second sees the other, so no refund keeps a decision taken on VAT that changed since.
-    await deps.ledger.noteRefund(recordKeyString(invoiceKey), recordKeyString(ctx.record));
+    const invoiceRecord = recordKeyString(invoiceKey);
+    await deps.ledger.noteRefund(invoiceRecord, recordKeyString(ctx.record), 'open');
     const invoice = await deps.records.read(invoiceKey);
     const of = `invoice ${data.invoice_external_id}`;
     if (invoice.seq === 0) {
@@ -277,7 +278,9 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     }
     if (data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: the refund states no amount` };
     const reason = undo ? `refund ${ctx.record.external_id} of ${of} was cancelled: undo its correction if it was made` : `refund ${ctx.record.external_id} of ${of} takes back VAT that was filed`;
-    throw correctionRequired(what, [flip(refundCorrection(data, filed, reason), undo)]);
+    const error = correctionRequired(what, [flip(refundCorrection(data, filed, reason), undo)]);
+    await deps.ledger.noteRefund(invoiceRecord, recordKeyString(ctx.record), 'corrected');
+    throw error;
   }
 
   return async (event, ctx) => {

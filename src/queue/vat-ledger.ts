@@ -130,10 +130,13 @@ export interface VatLedger {
   byKey(key: string): Promise<LedgerEntry | undefined>;
   /** Looks at a due entry again at `at` (ms), while it stays open. */
   postpone(key: string, at: number): Promise<void>;
-  /** Remembers that `refund` (a vat record) was decided against `invoice`'s VAT, before it reads that VAT. */
-  noteRefund(invoice: string, refund: string): Promise<void>;
-  /** The refunds decided against an invoice's VAT (their records), to decide them again once it changes. */
-  refundsOf(invoice: string): Promise<string[]>;
+  /**
+   * Notes how `refund` (a vat record) stands against `invoice`'s VAT: `open` before it reads that
+   * VAT (and after deciding there was nothing to correct), `corrected` once it reported a correction.
+   */
+  noteRefund(invoice: string, refund: string, standing: 'open' | 'corrected'): Promise<void>;
+  /** The refunds of an invoice still `open`: to be decided again when the invoice's VAT is filed. */
+  openRefundsOf(invoice: string): Promise<string[]>;
 }
 
 const HISTORY_MAX = 100;
@@ -295,9 +298,14 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
     async postpone(entryKey, at) {
       await redis.zadd(openKey, 'XX', at, entryKey);
     },
-    async noteRefund(invoice, refund) {
-      await redis.sadd(refundsKey(invoice), refund);
+    async noteRefund(invoice, refund, standing) {
+      await redis.hset(refundsKey(invoice), refund, standing);
     },
-    refundsOf: (invoice) => redis.smembers(refundsKey(invoice)),
+    async openRefundsOf(invoice) {
+      const all = await redis.hgetall(refundsKey(invoice));
+      return Object.entries(all)
+        .filter(([, standing]) => standing === 'open')
+        .map(([refund]) => refund);
+    },
   };
 }

@@ -105,6 +105,22 @@ describe('the VAT ledger never doubles and never loses a submission', () => {
     expect(letter?.error.fields).toMatchObject({ net: ['INV-6: -10.00'], vat: ['INV-6: -1.90'], gross: ['INV-6: -11.90'] });
   });
 
+  it('3c: a refund\'s correction, once reported and discarded by the operator, does not come back when its invoice changes', async () => {
+    const refund = vatRecord('refund-R-3');
+    await rig.accept(invoiceEvent('INV-9', 1, [['100.00', '0.19']]));
+    expect((await rig.settle(vatRecord('INV-9'))).kind).toBe('applied');
+    await rig.accept(refundEvent('refund-R-3', 'INV-9', '10.00', '1.90'));
+    expect((await rig.settle(refund)).kind).toBe('dead-lettered');
+    const [letter] = await rig.deadLettersOf(refund);
+    await rig.deadLetters.remove([letter!.id]);
+    // The invoice is paid (same amounts): filed and unchanged; the refund is not decided again.
+    await rig.accept(invoiceEvent('INV-9', 2, [['100.00', '0.19']], { status: 'paid' }));
+    expect((await rig.settle(vatRecord('INV-9'))).kind).toBe('applied');
+    const state = await rig.records.read(refund);
+    expect(state.seq).toBe(state.appliedSeq);
+    expect(await rig.deadLettersOf(refund)).toEqual([]);
+  });
+
   it('4a: an invoice deleted after its VAT was filed is a VAT_CORRECTION_REQUIRED dead letter, not silence', async () => {
     const record = vatRecord('INV-4');
     await rig.accept(invoiceEvent('INV-4', 1, [['100.00', '0.19']]));
