@@ -1,5 +1,5 @@
 import type { VatClient, VatTransactionRequest } from '../api/index.js';
-import { TaxsyncError } from '../domain/errors.js';
+import { ERROR_CODES, TaxsyncError, type ErrorCode } from '../domain/errors.js';
 import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
 import { parseRecordKeyString, recordKeyString, type RecordKey } from '../domain/record-key.js';
 import {
@@ -99,6 +99,7 @@ const correctionRequired = (what: string, corrections: readonly PartCorrection[]
   const { message, fields } = describeCorrections(what, corrections);
   return new TaxsyncError('VAT_CORRECTION_REQUIRED', message, { fields });
 };
+const knownCode = (code: string | undefined): ErrorCode | undefined => (code !== undefined && Object.hasOwn(ERROR_CODES, code) ? (code as ErrorCode) : undefined);
 const recordName = (key: string) => {
   const [, source, id] = key.split('|');
   return `${source ?? '?'}/${decodeURIComponent(id ?? '?')}`;
@@ -166,7 +167,10 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       case 'unresolved':
         throw unresolvedError({ entity_jurisdiction: ej, invoice_number: number, body_hash: claim.entry?.body_hash, resends: claim.entry?.resends ?? 0, note: claim.entry?.note });
       case 'rejected':
-        throw new TaxsyncError((claim.entry?.code as 'API_INVALID' | undefined) ?? 'API_INVALID', `VAT ${number}: the same body was refused earlier (${claim.entry?.note ?? 'no detail'}); correct the source or the settings, then replay`);
+        throw new TaxsyncError(
+          knownCode(claim.entry?.code) ?? 'API_INVALID',
+          `VAT ${number}: the same body was refused earlier (${claim.entry?.note ?? 'no detail'}); correct the source or the settings, then replay`,
+        );
       default:
         // busy, or the ledger moved between the read and the claim (confirmed meanwhile): plan again.
         throw new TaxsyncError('RECORD_BUSY', `VAT ${number} changed while it was planned (${claim.state}); trying again`);
@@ -175,8 +179,8 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
 
   /** What the invoice requires now: its bodies, or none and why; a NotSent outcome when it can only wait or is invalid. */
   async function targetOf(event: CanonicalEvent, record: RecordKey): Promise<{ bodies: VatTransactionRequest[]; reason?: string } | HandlerOutcome> {
-    if (event.type === 'invoice.cancelled') return { bodies: [], reason: 'the invoice was cancelled (voided) after its VAT was filed' };
-    if (event.type === 'invoice.deleted') return { bodies: [], reason: 'the invoice was deleted after its VAT was filed' };
+    if (event.type === 'invoice.cancelled') return { bodies: [], reason: 'the invoice was cancelled (voided)' };
+    if (event.type === 'invoice.deleted') return { bodies: [], reason: 'the invoice was deleted' };
     const data = event.data as InvoiceData;
     const { types, resolved } = await deps.reference.get();
     const mapped = mapVatSubmission(data, { key: record, settings: deps.settings, transactionTypes: types, today: isoDay(clock()), resolved });
