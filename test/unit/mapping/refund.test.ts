@@ -232,6 +232,8 @@ describe('mapRefund: linked refunds', () => {
         shipping: { street: 'Unter den Linden 1', city: 'Berlin', country: 'DE' },
       },
       customer_details: { customer: { external_id: 'C-2001', source: 'api', name: 'Contoso GmbH', external_created_at: '2026-01-05T08:00:00Z' } },
+      // No lines: one item at the refund's net amount 74.95 (never items: []).
+      items: [{ name: 'Refund', unit_price: '74.95', quantity: '1' }],
     } satisfies TransactionRequest);
     expect(result.kind === 'send' && result.notes).toEqual([
       'refund_linked_percentage 0.5 = refund amount 74.95 ÷ invoice amount after discounts, shipping included 149.9 (excluding tax)',
