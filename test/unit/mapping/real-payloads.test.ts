@@ -31,8 +31,9 @@ interface Fixture {
 }
 
 function eventsOf(path: string): CanonicalEvent[] {
-  const [id] = path.split('/') as [keyof typeof CONNECTORS];
-  const connector = CONNECTORS[id];
+  const id = path.split('/')[0] ?? '';
+  const connector = (CONNECTORS as Record<string, (typeof CONNECTORS)[keyof typeof CONNECTORS] | undefined>)[id];
+  if (connector === undefined) throw new Error(`${path}: no connector ${id}`);
   const fixture = JSON.parse(readFileSync(new URL(path, root), 'utf8')) as Fixture;
   const body = Buffer.from(JSON.stringify(fixture.body));
   const when = new Date(fixture.receivedAt);
