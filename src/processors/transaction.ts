@@ -28,10 +28,19 @@ function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undef
   return event?.type === 'invoice.upserted' ? event.data : undefined;
 }
 
+/** JSON with object keys sorted, so two values compare equal whatever order a service wrote them in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
 /** Does the engine's customer already hold every fact of the body? (Then the upsert is skipped.) */
 function holds(engine: Customer, body: CustomerRequest): boolean {
   const have = engine as Record<string, unknown>;
-  return Object.entries(body).every(([field, value]) => JSON.stringify(have[field]) === JSON.stringify(value));
+  return Object.entries(body).every(([field, value]) => canonical(have[field]) === canonical(value));
 }
 
 function previousRefund(event: CanonicalEvent | undefined): RefundData | undefined {
@@ -65,7 +74,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
   }
 
   /**
-   * Item 5 of docs/mapping.md, "Customer facts": the invoice's customer facts (exempt flag, type,
+   * docs/mapping.md, "Customer facts before the invoice": the invoice's customer facts (exempt flag, type,
    * tax number, addresses) reach PUT /v1/customers/ before the transaction that relies on them,
    * unless the customer's own record is newer than the invoice (its facts win and are already
    * sent) or the engine already holds them. Returns the outcome that stops the invoice, if any.
