@@ -348,3 +348,16 @@ describe('Stripe line amounts are authoritative (issue 14, item 2)', () => {
     expect([out.unit_price.toFixed(), out.quantity.toFixed()]).toEqual([unitPrice, qty]);
   });
 });
+
+describe('ids that are not well-formed Unicode', () => {
+  it('refuses an event id with a lone surrogate as invalid (kept as a dead letter), rather than failing to store it', () => {
+    const result = parse({ id: 'evt_\ud800x', object: 'event', created: NOW_S, type: 'customer.created', data: { object: { id: 'cus_1', object: 'customer' } } });
+    expect(result.kind).toBe('invalid');
+    expect(result.kind === 'invalid' && JSON.stringify(result.fields)).toMatch(/lone surrogate/);
+  });
+
+  it('refuses a customer id with a lone surrogate the same way', () => {
+    const result = parse({ id: 'evt_1', object: 'event', created: NOW_S, type: 'customer.created', data: { object: { id: 'cus_\udc00', object: 'customer' } } });
+    expect(result.kind).toBe('invalid');
+  });
+});
