@@ -210,7 +210,7 @@ function transactionView(tx: Transaction): Omit<DemoRecord, 'connector' | 'recor
     arrived: true,
     tax_id: tx.id,
     ...(tx.currency_details?.currency ? { currency: tx.currency_details.currency } : {}),
-    // A refund sent without lines (WooCommerce lists none) has no amount of its own: its fraction says it all.
+    // A linked refund the source gives without lines (WooCommerce) is one "Refund" item at its net amount.
     ...(tx.amounts?.final_transaction_amount && (tx.items ?? []).length > 0 ? { amount: tx.amounts.final_transaction_amount } : {}),
     ...(tx.tax?.total_tax ? { total_tax: tx.tax.total_tax } : {}),
   };

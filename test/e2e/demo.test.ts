@@ -68,11 +68,13 @@ describe('taxsync demo', () => {
     // Albany, NY is in the emulator's tax table: 4% state + 4% county on goods and shipping.
     expect(order.tax?.total_tax).toBe('6.40');
     // Refunds are linked to their invoice with the exact fraction: one tee of 25.00 out of 80.00;
-    // ¥1100 (tax included) out of ¥5500; 11.90 gross out of 88.30 gross.
+    // ¥1100 (tax included) out of ¥5500; WooCommerce, tax-inclusive, net over net: the 11.90 refund
+    // is 11.90 × (88.30 − 14.10) ÷ 88.30 = 9.9998 → 10.00 net, of an order of 88.30 − 14.10 = 74.20 net.
     expect(byName('shopify', 'refund')).toMatchObject({ linked: true, created_from: order.id, refund_linked_percentage: '0.3125' });
     expect(byName('stripe', 'refund')).toMatchObject({ linked: true, refund_linked_percentage: '0.2', currency: 'JPY' });
-    expect(byName('woocommerce', 'refund')).toMatchObject({ linked: true, refund_linked_percentage: fraction('11.90', '88.30'), currency: 'EUR' });
-    expect(byName('woocommerce', 'refund').amount).toBeUndefined();
+    expect(byName('woocommerce', 'refund')).toMatchObject({ linked: true, refund_linked_percentage: fraction('10.00', '74.20'), currency: 'EUR' });
+    // WooCommerce lists no refund lines: the refund is one "Refund" item at its net amount 10.00.
+    expect(byName('woocommerce', 'refund').amount).toBe('10.00');
     expect(byName('erp', 'exemption').detail).toContain('full US CA');
 
     // A second run makes new records rather than being deduplicated.
