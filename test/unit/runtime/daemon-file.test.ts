@@ -84,7 +84,10 @@ describe('commands find the daemon of their folder', () => {
   it('name the stale file when its daemon is gone', async () => {
     const pid = deadPid();
     writeDaemonFile(dir, info({ pid, redis_socket: join(dir, 'redis', 'redis.sock') }));
-    const error = await clientRedis({ config: config(), logger }).catch((e: unknown) => e as Error);
+    const error = (await clientRedis({ config: config(), logger }).then(
+      () => new Error('expected no daemon'),
+      (e: unknown) => e,
+    )) as Error;
     expect(error.message).toBe(`${NO_DAEMON} (the daemon that wrote ${dir}/daemon.json, pid ${pid}, is gone)`);
     expect(error.message).not.toContain('\n');
   });
