@@ -124,7 +124,7 @@ describe('the CLI beside a zero-configuration daemon', () => {
   it("reaches the daemon's emulator and Redis: a registration the daemon created, a trace of nothing", async () => {
     const registrations = await cli(['vat', 'registrations', 'list']);
     expect(registrations.stderr).toBe('');
-    expect(registrations.stdout).toMatch(/^[0-9a-f-]{36}  DE +standard +active +ej [0-9a-f-]{36}  number DE123456789/);
+    expect(registrations.stdout).toMatch(/^[0-9a-f-]{36} {2}DE +standard +active +ej [0-9a-f-]{36} {2}number DE123456789/);
     const trace = await cli(['trace', 'api', 'nothing-here']);
     expect(trace).toEqual({ code: 1, stdout: 'no record api/nothing-here is known\n', stderr: '' });
   });
