@@ -143,7 +143,9 @@ export async function vatRow(
     return { ...base, outcome: 'dead letter', detail: last.detail ?? '', ...(last.code ? { code: last.code } : {}) };
   }
   const detail = last.detail ?? '';
-  return { ...base, outcome: /^nothing sent\b/.test(detail) ? 'not sent' : 'submitted', detail: plain(detail) };
+  // Submitted only when the ledger holds what was sent; the service's count says how often.
+  const sent = !/^nothing sent\b/.test(detail) && submissions.length > 0;
+  return { ...base, outcome: sent ? 'submitted' : 'not sent', detail: plain(detail) };
 }
 
 /** `YYYY-MM-DD` of the last day of the month `months` after the one `first` (YYYY-MM-01) starts. */

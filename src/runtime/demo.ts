@@ -250,6 +250,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     redis: options.redis,
     keys,
     records: createRecordStore(options.redis, keys),
+    // Only read here (forRecord): the lease matters to writers alone.
     ledger: createVatLedger(options.redis, keys, { leaseMs: 60_000 }),
   };
   const vatOn = vatEnabled(options.vat);
