@@ -93,6 +93,8 @@ const EnvSchema = z.object({
   TAXSYNC_ADMIN_TOKEN: secret,
   TAXSYNC_WEBHOOK_BODY_LIMIT: int(1_024, 64 * 1024 * 1024, 1024 * 1024),
   TAXSYNC_WEBHOOK_TOLERANCE_S: int(1, 86_400, 300),
+  TAXSYNC_WEBHOOK_MAX_DEPTH: int(8, 1_000, 64),
+  TAXSYNC_WEBHOOK_MAX_BATCH: int(1, 100_000, 1_000),
   TAXSYNC_DELIVERY_TTL_S: int(60, 30 * 86_400, 4 * 86_400),
   TAXSYNC_DLQ_RAW_BODY_LIMIT: int(0, 16 * 1024 * 1024, 64 * 1024),
   TAXSYNC_DLQ_MAX_ENTRIES: int(0, 100_000_000, 0),
@@ -163,6 +165,8 @@ function buildConfig(env: Env) {
       toleranceSeconds: env.TAXSYNC_WEBHOOK_TOLERANCE_S,
       deliveryTtlMs: env.TAXSYNC_DELIVERY_TTL_S * 1000,
       rawBodyLimitBytes: env.TAXSYNC_DLQ_RAW_BODY_LIMIT,
+      /** Checked on the raw bytes before parsing: deeper or bigger is a 400 (a batch element too deep: refused alone). */
+      limits: { maxDepth: env.TAXSYNC_WEBHOOK_MAX_DEPTH, maxBatch: env.TAXSYNC_WEBHOOK_MAX_BATCH },
     },
     queue: {
       coalesceDelayMs: env.TAXSYNC_COALESCE_MS,

@@ -57,6 +57,7 @@ export async function startServe(deps: {
     metrics,
     bodyLimitBytes: config.webhooks.bodyLimitBytes,
     rawBodyLimitBytes: config.webhooks.rawBodyLimitBytes,
+    limits: config.webhooks.limits,
     ready: () => answers(connection, keys.counters),
     health: {
       usesEmulator: config.usesEmulator || deps.emulatorUrl !== undefined,
