@@ -63,11 +63,15 @@ export async function startServe(deps: {
       usesEmulator: config.usesEmulator || deps.emulatorUrl !== undefined,
       ...(deps.emulatorUrl === undefined ? {} : { emulatorUrl: deps.emulatorUrl }),
     },
-    ...(config.adminToken === undefined
+    ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken }),
+    ...(config.admin.operators.length === 0
       ? {}
       : {
           admin: {
-            token: config.adminToken,
+            operators: config.admin.operators,
+            sessions: { redis: connection, keys, ttlMs: config.admin.sessionMs },
+            loginRate: config.admin.loginRate,
+            secureCookie: config.admin.secureCookie,
             queues: Object.values(queues),
             dlq: (actor: string) => ({ ...dlq, audit: createAuditLog(connection, keys, { actor }) }),
           },

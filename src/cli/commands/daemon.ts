@@ -49,7 +49,7 @@ export function registerDaemonCommands(program: Command): void {
           `taxsync is running: webhooks on ${served.address}/webhooks/{shopify,stripe,woocommerce,erp}`,
           api.emulatorUrl ? `tax engine and VAT service: the built-in emulator at ${api.emulatorUrl}` : undefined,
           dev.length > 0 ? `development webhook secrets: ${dev.join(' ')}` : undefined,
-          config.adminToken ? `web view: ${served.address}/admin (sign in with TAXSYNC_ADMIN_TOKEN)` : undefined,
+          config.admin.operators.length > 0 ? `web view: ${served.address}/admin (sign in with your operator token)` : undefined,
           'try it: taxsync demo',
         ]
           .filter(Boolean)
@@ -79,7 +79,7 @@ export function registerDaemonCommands(program: Command): void {
         ...(options.queue ? { queues: options.queue } : {}),
       });
       if (metrics && config.metricsPort !== undefined) {
-        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle });
+        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle, ...(config.metricsToken ? { token: config.metricsToken } : {}) });
       }
     });
 }

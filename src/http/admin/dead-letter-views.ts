@@ -59,7 +59,7 @@ export function listView(options: { fields: FilterFields; entries: readonly Dead
 ${options.error === undefined ? '' : html`<p class="error">${options.error}</p>`}
 <p>${options.summary}${total > 0 ? html`; showing ${offset + 1}–${offset + entries.length}, newest first` : ''}</p>
 ${total > 0
-  ? html`<p><a href="${BASE}/replay${query(fields)}">Replay these ${total}…</a>${Object.keys(fields).length > 0 ? html` · <a href="${BASE}/discard${query(fields)}">Discard these ${total}…</a>` : ''}</p>
+  ? html`<p><a href="${BASE}/replay${query(Object.keys(fields).length > 0 ? fields : { all: '1' })}">Replay these ${total}…</a>${Object.keys(fields).length > 0 ? html` · <a href="${BASE}/discard${query(fields)}">Discard these ${total}…</a>` : ''}</p>
 <table><thead><tr><th>last failed</th><th>queue</th><th>record / delivery</th><th>code</th><th>message</th><th>attempts</th></tr></thead>
 <tbody>${rows}</tbody></table>${paging}`
   : ''}`;
