@@ -44,7 +44,7 @@ export async function registerLogin(
   const { auth, logger } = deps;
   await scope.register(rateLimit, {
     global: false,
-    redis: deps.redis as never,
+    redis: deps.redis,
     nameSpace: `${deps.prefix}:admin-login-rate:`,
     // Sign-ins must not fail open while Redis is away, but no session can be stored then anyway.
     skipOnError: false,
