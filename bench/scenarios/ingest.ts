@@ -43,14 +43,22 @@ export async function ingest(ctx: BenchContext): Promise<ScenarioResult[]> {
   const warmupN = Math.min(1_000, Math.ceil(n / 10));
   const make = (from: number, count: number) => Array.from({ length: count }, (_, i) => signedShopifyOrder(from + i));
 
-  // taxsync serve
-  const prefix = ctx.prefix('ingest');
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  // taxsync serve, with the durable acknowledgement (TAXSYNC_ACK_DURABILITY=aof, the default:
+  // WAITAOF, or on Redis < 7.2 an INFO persistence check after each write) and without it (none).
+  const serve = async (durability: 'aof' | 'none') => {
+    const prefix = ctx.prefix(`ingest-${durability}`);
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const env = { ...taxsyncChildEnv(ctx, prefix), TAXSYNC_HTTP_PORT: String(port), SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET, TAXSYNC_ACK_DURABILITY: durability };
+    const child = await startNode(CLI, ['serve'], env, answers(`${url}/healthz`), `ingest-taxsync-${durability}`);
+    const result = await run(child, url, make(0, n), make(n, warmupN), connections);
+    return { result, stored: await waiting(ctx.redis.url, prefix, 'transactions') };
+  };
   const requests = make(0, n);
-  const child = await startNode(CLI, ['serve'], { ...taxsyncChildEnv(ctx, prefix), TAXSYNC_HTTP_PORT: String(port), SHOPIFY_WEBHOOK_SECRET: SHOPIFY_SECRET }, answers(`${url}/healthz`), 'ingest-taxsync');
-  const taxsync = await run(child, url, requests, make(n, warmupN), connections);
-  const taxsyncStored = await waiting(ctx.redis.url, prefix, 'transactions');
+  const durable = await serve('aof');
+  const taxsync = durable.result;
+  const taxsyncStored = durable.stored;
+  const fast = await serve('none');
 
   // bare server
   const basePrefix = ctx.prefix('ingest-base');
@@ -68,6 +76,7 @@ export async function ingest(ctx: BenchContext): Promise<ScenarioResult[]> {
   const baselineStored = await waiting(ctx.redis.url, basePrefix, 'orders');
 
   const taxsyncRate = rps(taxsync, n);
+  const noneRate = rps(fast.result, n);
   const baselineRate = rps(baseline, n);
   // Every 202 must have its event stored (warm-up requests included: they were accepted too).
   const allStored = accepted(taxsync) === n && taxsyncStored === n + warmupN && baselineStored === n + warmupN;
@@ -96,6 +105,29 @@ export async function ingest(ctx: BenchContext): Promise<ScenarioResult[]> {
         baselineStatuses: Object.fromEntries(baseline.statuses),
         taxsyncStoredInvoices: taxsyncStored,
         baselineStoredJobs: baselineStored,
+        redis: ctx.redis.version,
+        ackDurability: 'aof',
+        // The cost of the durable acknowledgement: the same run with TAXSYNC_ACK_DURABILITY=none.
+        ackNoneWebhooksPerSecond: round(noneRate),
+        ackCostRatio: round(taxsyncRate / noneRate, 3),
+      },
+    },
+    {
+      id: '1b',
+      name: 'ingest, TAXSYNC_ACK_DURABILITY=none',
+      metric: 'webhooks/s',
+      taxsync: noneRate,
+      baseline: baselineRate,
+      ratio: noneRate / baselineRate,
+      ratioMeaning: 'taxsync (acks not confirmed on disk) webhooks/s ÷ bare server webhooks/s; compare with row 1 for the cost of TAXSYNC_ACK_DURABILITY=aof',
+      target: 'for comparison',
+      pass: accepted(fast.result) === n && fast.stored === n + warmupN,
+      details: {
+        redis: ctx.redis.version,
+        taxsyncMs: round(fast.result.elapsedMs),
+        taxsyncCpuUsPerRequest: round((fast.result.cpuMs * 1000) / n),
+        taxsyncStatuses: Object.fromEntries(fast.result.statuses),
+        taxsyncStoredInvoices: fast.stored,
       },
     },
   ];
