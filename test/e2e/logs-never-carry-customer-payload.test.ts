@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -54,7 +55,7 @@ describe('logs never carry customer payload', () => {
     // The tax engine: a token, then 422 and 500 answers that echo what they were sent.
     const api: FakeApi = await startFakeApi();
     cleanups.push(() => api.close());
-    const json = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
+    const json = (res: ServerResponse, status: number, body: unknown): void => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
     api.on('POST /v1/auth/token', (_req, res) => json(res, 200, { access_token: 'fake-access-token', token_type: 'Bearer', expires_in: 86_400 }));
