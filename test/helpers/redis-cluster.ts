@@ -71,6 +71,7 @@ export async function startLocalCluster(masters = 3, deadlineMs = 30_000): Promi
           '--cluster-node-timeout', '15000',
           // AOF on, as taxsync's default acknowledgement durability (TAXSYNC_ACK_DURABILITY=aof) requires.
           '--appendonly', 'yes',
+          '--appendfsync', 'always',
           '--appenddirname', `appendonly-${port}`,
           '--save', '',
           '--dir', dir,
