@@ -40,7 +40,10 @@ export async function startBenchRedis(): Promise<BenchRedis> {
     // TAXSYNC_ACK_DURABILITY=aof, the default, requires). BENCH_REDIS_SERVER picks another binary
     // (valkey-server: WAITAOF; redis-server 7.0 has none and taxsync falls back to INFO checks).
     const binary = process.env.BENCH_REDIS_SERVER || 'redis-server';
-    const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir], {
+    // No automatic AOF rewrite: a rewrite (a fork copying the data set) in the middle of one side
+    // of a comparison would be measured as that side's cost (it made scenario 1b look slower than 1).
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--auto-aof-rewrite-percentage', '0', '--dir', dir];
+    const child = spawn(binary, args, {
       stdio: 'ignore',
     });
     const spawned = await new Promise<boolean>((resolve) => {
