@@ -63,6 +63,7 @@ describe('bulk dead-letter actions need an explicit selection (web view)', () =>
       expect(plan.statusCode).toBe(200);
       // The plan: count, queues, codes; the confirmation posts the ids it shows.
       expect(plan.body).toContain('3 entries (ingest 3; INVALID_PAYLOAD 3)');
+      expect(plan.body).toContain('By error class: invalid 3.');
       expect([...plan.body.matchAll(/name="id" value="([^"]+)"/g)].map((m) => m[1]).sort()).toEqual(['kept-1', 'kept-2', 'kept-3']);
       expect(await pipeline.deadLetters.count()).toBe(3);
     });
