@@ -80,7 +80,7 @@ export function registerDaemonCommands(program: Command): void {
           api.emulatorUrl ? `tax engine and VAT service: the built-in emulator at ${api.emulatorUrl}` : undefined,
           dev.length > 0 ? `development webhook secrets: ${dev.join(' ')}` : undefined,
           vatLine,
-          config.adminToken ? `web view: ${served.address}/admin (sign in with TAXSYNC_ADMIN_TOKEN)` : undefined,
+          config.admin.operators.length > 0 ? `web view: ${served.address}/admin (sign in with your operator token)` : undefined,
           daemonFile ? `commands run in this folder (npx taxsync status, trace, dlq, vat, faults…) find this daemon through ${daemonFile}` : undefined,
           'try it: npm run demo (docs/tour.md walks through the rest)',
         ]
@@ -112,7 +112,7 @@ export function registerDaemonCommands(program: Command): void {
         ...(options.queue ? { queues: options.queue } : {}),
       });
       if (metrics && config.metricsPort !== undefined) {
-        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle });
+        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle, ...(config.metricsToken ? { token: config.metricsToken } : {}) });
       }
     });
 }
