@@ -178,14 +178,16 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
   }
 
   /** What the invoice requires now: its bodies, or none and why; a NotSent outcome when it can only wait or is invalid. */
-  async function targetOf(event: CanonicalEvent, record: RecordKey): Promise<{ bodies: VatTransactionRequest[]; reason?: string } | HandlerOutcome> {
-    if (event.type === 'invoice.cancelled') return { bodies: [], reason: 'the invoice was cancelled (voided)' };
-    if (event.type === 'invoice.deleted') return { bodies: [], reason: 'the invoice was deleted' };
+  async function targetOf(event: CanonicalEvent, record: RecordKey): Promise<{ bodies: VatTransactionRequest[]; reason?: string; quiet?: string } | HandlerOutcome> {
+    const what = `VAT for invoice ${record.external_id}`;
+    if (event.type === 'invoice.cancelled') return { bodies: [], reason: 'the invoice was cancelled (voided)', quiet: `${what}: cancelled before any VAT was filed` };
+    if (event.type === 'invoice.deleted') return { bodies: [], reason: 'the invoice was deleted', quiet: `${what}: deleted before any VAT was filed` };
     const data = event.data as InvoiceData;
     const { types, resolved } = await deps.reference.get();
     const mapped = mapVatSubmission(data, { key: record, settings: deps.settings, transactionTypes: types, today: isoDay(clock()), resolved });
     if (mapped.kind === 'send') return { bodies: mapped.body };
-    if (mapped.kind === 'ignore') return { bodies: [], reason: `it no longer carries VAT for taxsync: ${mapped.reason}` };
+    // `reason` explains a correction of VAT already filed; `quiet` a run with nothing filed and nothing to send.
+    if (mapped.kind === 'ignore') return { bodies: [], reason: `it no longer carries VAT for taxsync: ${mapped.reason}`, quiet: mapped.reason };
     return notSent(mapped);
   }
 
@@ -244,8 +246,9 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     if (plan.corrections.length > 0) throw correctionRequired(what, plan.corrections);
     const unchanged = plan.unchanged.length > 0 ? [`${plan.unchanged.join(', ')} filed and unchanged`] : [];
     const parts = [...done, ...unchanged, ...plan.withdraw.map((w) => `claim ${w.invoiceNumber} withdrawn (never sent)`)];
-    if (parts.length === 0) return { kind: 'done', detail: `nothing sent: ${target.reason ?? 'nothing to report'}` };
-    return { kind: 'done', detail: `VAT ${parts.join('; ')}` };
+    if (parts.length === 0) return { kind: 'done', detail: `nothing sent: ${target.quiet ?? target.reason ?? 'nothing to report'}` };
+    // "nothing sent:" whenever this run sent nothing, as every handler's detail says it.
+    return { kind: 'done', detail: `${done.length === 0 ? 'nothing sent: ' : ''}VAT ${parts.join('; ')}` };
   }
 
   async function handleRefund(event: CanonicalEvent, ctx: HandlerContext): Promise<HandlerOutcome> {

@@ -3,7 +3,9 @@ import { boot } from '../../runtime/boot.js';
 import { connectApi } from '../../runtime/api.js';
 import { DEV_SECRETS, webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
-import { resolveRedis } from '../../runtime/redis.js';
+import { configuredRedis, resolveRedis } from '../../runtime/redis.js';
+import { removeDaemonFile, writeDaemonFile } from '../../runtime/daemon-file.js';
+import { ensureRegistrations } from '../../runtime/zero-config-vat.js';
 import { serveMetrics } from '../../runtime/metrics.js';
 import { createMetrics } from '../../observability/metrics.js';
 import { WORKABLE_QUEUES, startWork, type WorkableQueue } from '../../runtime/work.js';
@@ -29,6 +31,8 @@ export function registerDaemonCommands(program: Command): void {
       for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
       const metrics = createMetrics();
       const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall });
+      // The built-in emulator starts empty: give it the registrations the settings name.
+      const registrations = api.emulatorUrl === undefined ? [] : await ensureRegistrations(api.vat, settings.vat, logger);
       await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
       const { startServe } = await import('../../runtime/serve.js');
       const served = await startServe({
@@ -41,6 +45,32 @@ export function registerDaemonCommands(program: Command): void {
         secrets,
         ...(api.emulatorUrl === undefined ? {} : { emulatorUrl: api.emulatorUrl }),
       });
+      const embeddedRedis = configuredRedis(config) === undefined && typeof redisTarget === 'string';
+      const daemonFile =
+        embeddedRedis || api.emulatorUrl !== undefined
+          ? writeDaemonFile(config.dataDir, {
+              v: 1,
+              pid: process.pid,
+              command: 'start',
+              started_at: new Date().toISOString(),
+              http_url: served.address,
+              ...(embeddedRedis ? { redis_socket: redisTarget } : {}),
+              ...(api.emulatorUrl === undefined ? {} : { emulator_url: api.emulatorUrl }),
+            })
+          : undefined;
+      // Registered last, so it runs first: commands stop finding a daemon that is going away.
+      if (daemonFile !== undefined) {
+        lifecycle.onShutdown('daemon file', () => {
+          removeDaemonFile(config.dataDir, process.pid);
+          return Promise.resolve();
+        });
+      }
+      const vatLine =
+        registrations.length === 0
+          ? undefined
+          : `VAT: seller in ${settings.vat.seller_country ?? '?'}, registered in ${registrations
+              .map((r) => `${r.taxable_jurisdiction_detail?.iso ?? '?'} (registration ${r.id}, entity jurisdiction ${r.entity_jurisdiction ?? '?'})`)
+              .join(', ')}`;
       const dev = Object.entries(secrets)
         .filter(([id, list]) => list.length > 0 && list[0]?.reveal() === DEV_SECRETS[id])
         .map(([id]) => `${id}=${DEV_SECRETS[id]}`);
@@ -49,8 +79,10 @@ export function registerDaemonCommands(program: Command): void {
           `taxsync is running: webhooks on ${served.address}/webhooks/{shopify,stripe,woocommerce,erp}`,
           api.emulatorUrl ? `tax engine and VAT service: the built-in emulator at ${api.emulatorUrl}` : undefined,
           dev.length > 0 ? `development webhook secrets: ${dev.join(' ')}` : undefined,
-          config.adminToken ? `web view: ${served.address}/admin (sign in with TAXSYNC_ADMIN_TOKEN)` : undefined,
-          'try it: taxsync demo',
+          vatLine,
+          config.admin.operators.length > 0 ? `web view: ${served.address}/admin (sign in with your operator token)` : undefined,
+          daemonFile ? `commands run in this folder (npx taxsync status, trace, dlq, vat, faults…) find this daemon through ${daemonFile}` : undefined,
+          'try it: npm run demo (docs/tour.md walks through the rest)',
         ]
           .filter(Boolean)
           .join('\n') + '\n',
@@ -67,6 +99,7 @@ export function registerDaemonCommands(program: Command): void {
       // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
       const metrics = config.metricsPort === undefined ? undefined : createMetrics();
       const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall } : {});
+      if (api.emulatorUrl !== undefined) await ensureRegistrations(api.vat, settings.vat, logger);
       await startWork({
         config,
         settings,
@@ -79,7 +112,7 @@ export function registerDaemonCommands(program: Command): void {
         ...(options.queue ? { queues: options.queue } : {}),
       });
       if (metrics && config.metricsPort !== undefined) {
-        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle });
+        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle, ...(config.metricsToken ? { token: config.metricsToken } : {}) });
       }
     });
 }
