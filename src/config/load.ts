@@ -184,6 +184,8 @@ const EnvSchema = z.object({
   TAXSYNC_VAT_BACKOFF_BASE_MS: int(1, 3_600_000, 2_000),
   TAXSYNC_VAT_BACKOFF_CAP_MS: int(1, 86_400_000, 3_600_000),
   TAXSYNC_VAT_REFERENCE_TTL_S: int(1, 86_400, 3_600),
+  TAXSYNC_VAT_UNKNOWN_LIMIT: int(1, 1_000, 20),
+  TAXSYNC_VAT_RESOLVER_INTERVAL_MS: int(1_000, 86_400_000, 60_000),
   TAXSYNC_MAX_ATTEMPTS: int(1, 1_000, 12),
   TAXSYNC_BACKOFF_BASE_MS: int(1, 3_600_000, 1_000),
   TAXSYNC_BACKOFF_CAP_MS: int(1, 86_400_000, 600_000),
@@ -246,7 +248,14 @@ function buildConfig(env: Env) {
         transactions: env.TAXSYNC_CONCURRENCY_TRANSACTIONS,
         'vat-submissions': env.TAXSYNC_CONCURRENCY_VAT,
       },
-      vat: { leaseMs: env.TAXSYNC_VAT_LEASE_MS, referenceTtlMs: env.TAXSYNC_VAT_REFERENCE_TTL_S * 1000 },
+      vat: {
+        leaseMs: env.TAXSYNC_VAT_LEASE_MS,
+        referenceTtlMs: env.TAXSYNC_VAT_REFERENCE_TTL_S * 1000,
+        /** Resends of an unknown outcome before VAT_OUTCOME_UNRESOLVED. */
+        unknownLimit: env.TAXSYNC_VAT_UNKNOWN_LIMIT,
+        /** How often a VAT worker looks for open ledger entries whose job is gone. */
+        resolverIntervalMs: env.TAXSYNC_VAT_RESOLVER_INTERVAL_MS,
+      },
       retry: {
         records: { attempts: env.TAXSYNC_MAX_ATTEMPTS, baseMs: env.TAXSYNC_BACKOFF_BASE_MS, capMs: env.TAXSYNC_BACKOFF_CAP_MS },
         vat: { attempts: env.TAXSYNC_VAT_MAX_ATTEMPTS, baseMs: env.TAXSYNC_VAT_BACKOFF_BASE_MS, capMs: env.TAXSYNC_VAT_BACKOFF_CAP_MS },

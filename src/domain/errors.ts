@@ -47,6 +47,9 @@ export const ERROR_CODES = {
   JOB_INVALID: { errorClass: 'invalid', retryable: false },
   INTERNAL_ERROR: { errorClass: 'internal', retryable: true },
   RECORD_BUSY: { errorClass: 'transient', retryable: true },
+  VAT_CORRECTION_REQUIRED: { errorClass: 'invalid', retryable: false },
+  VAT_NUMBER_COLLISION: { errorClass: 'conflict', retryable: false },
+  VAT_OUTCOME_UNRESOLVED: { errorClass: 'waiting', retryable: false },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,6 +1,6 @@
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
-import { DECIMAL_PATTERN, money } from './money.js';
+import { DECIMAL_PATTERN, Money, amountProblem } from './money.js';
 import { RecordKey, type RecordKind } from './record-key.js';
 
 /**
@@ -12,17 +12,26 @@ import { RecordKey, type RecordKind } from './record-key.js';
 
 export const EVENT_SCHEMA_VERSION = 1;
 
-/** A decimal amount: a decimal string on the wire, a Decimal in memory. Never a JS number. */
-export const Amount = z.union(
-  [
-    z.instanceof(Decimal),
-    z
-      .string()
-      .regex(DECIMAL_PATTERN, { error: 'must be a decimal string such as "12.50"' })
-      .transform((v) => money(v)),
-  ],
-  { error: 'must be a decimal string such as "12.50" (JSON numbers are not accepted for amounts)' },
-);
+/**
+ * A decimal amount: a decimal string on the wire, a Decimal in memory. Never a JS number. Always a
+ * Money in memory (also when a connector built it with another decimal.js constructor), so it is
+ * written back in plain notation; bounded (AMOUNT_MAX_INTEGER_DIGITS, AMOUNT_MAX_DECIMALS).
+ */
+export const Amount = z
+  .union(
+    [
+      z.instanceof(Decimal),
+      z.string().regex(DECIMAL_PATTERN, { error: 'must be a decimal string such as "12.50"' }),
+    ],
+    { error: 'must be a decimal string such as "12.50" (JSON numbers are not accepted for amounts)' },
+  )
+  .transform((value, ctx) => {
+    const amount = new Money(value);
+    const problem = amountProblem(amount);
+    if (problem === undefined) return amount;
+    ctx.issues.push({ code: 'custom', message: problem, input: value });
+    return z.NEVER;
+  });
 
 const DateTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' });
 const DateOnly = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
@@ -184,6 +193,16 @@ const envelope = {
   id: Text.max(255),
   /** When the change happened at the source (its updated time): orders events per record. */
   occurred_at: DateTime,
+  /**
+   * The object's own order of its states, for events of the same `occurred_at` (platform times
+   * have one-second resolution): the higher precedence wins a tie (Stripe: open < paid < void).
+   * Absent: 0. Set by the connector (docs/events.md, "Ordering").
+   */
+  precedence: z.number().int().min(0).max(1_000).optional(),
+  /** A final state (a void): no later non-final event of the record replaces it, whatever its time. */
+  final: z.boolean().optional(),
+  /** The object's own version, when its platform keeps one: orders before occurred_at does. */
+  version: z.number().int().nonnegative().optional(),
   /** The connector it came from: shopify, stripe, woocommerce, erp, ingest… */
   connector: Text,
   record: RecordKey,
@@ -222,6 +241,14 @@ export function kindOfEventType(type: string): RecordKind {
   if (type.startsWith('customer.')) return 'customer';
   if (type.startsWith('exemption.')) return 'exemption';
   return 'transaction';
+}
+
+/**
+ * The ordering facts of an event for the latest-state store, packed as one script argument:
+ * `<precedence>|<final 0/1>|<version or empty>` (src/queue/redis-scripts.ts, RECORD_EVENT).
+ */
+export function eventOrder(event: Pick<CanonicalEvent, 'precedence' | 'final' | 'version'>): string {
+  return `${event.precedence ?? 0}|${event.final === true ? 1 : 0}|${event.version ?? ''}`;
 }
 
 /** Reads an event from the wire (or from Redis), upgrading older schema versions when there are any. */

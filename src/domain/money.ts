@@ -3,9 +3,33 @@ import { Decimal } from 'decimal.js';
 /**
  * The one Decimal for money. Precision far above any amount taxsync handles; rounding is always
  * explicit (roundMoney), the default only matters for division, which is never rounded implicitly.
+ * toString (and so toJSON) never uses exponent notation, whatever the magnitude: "1e-31" would be
+ * refused when the event is read back (DECIMAL_PATTERN) and its job could never run.
  */
-export const Money = Decimal.clone({ precision: 50, rounding: Decimal.ROUND_HALF_UP, toExpNeg: -30, toExpPos: 40 });
+export const Money = Decimal.clone({ precision: 50, rounding: Decimal.ROUND_HALF_UP, toExpNeg: -9e15, toExpPos: 9e15 });
 export type Money = Decimal;
+
+/**
+ * The amounts taxsync accepts (docs/events.md, "Amounts"): at most 18 digits before the decimal
+ * point (a quintillion, beyond any invoice) and 15 after it (Stripe's `*_decimal` fields carry 12
+ * decimals of a minor unit, 15 in a three-decimal currency). Larger or finer values are refused at
+ * ingest with the field named, so they can be edited and replayed, never half-stored.
+ */
+export const AMOUNT_MAX_INTEGER_DIGITS = 18;
+export const AMOUNT_MAX_DECIMALS = 15;
+
+/** Why `value` is outside the supported amounts, or undefined when it is within them. */
+export function amountProblem(value: Decimal): string | undefined {
+  if (!value.isFinite()) return 'must be a finite decimal';
+  if (value.decimalPlaces() > AMOUNT_MAX_DECIMALS) {
+    return `has more than ${AMOUNT_MAX_DECIMALS} digits after the decimal point (${value.decimalPlaces()}); taxsync supports at most ${AMOUNT_MAX_DECIMALS}`;
+  }
+  const integerDigits = value.abs().truncated().toFixed().replace(/^0$/, '').length;
+  if (integerDigits > AMOUNT_MAX_INTEGER_DIGITS) {
+    return `has more than ${AMOUNT_MAX_INTEGER_DIGITS} digits before the decimal point (${integerDigits}); taxsync supports at most ${AMOUNT_MAX_INTEGER_DIGITS}`;
+  }
+  return undefined;
+}
 
 /** Accepts "12.50", "-3", "0.125"; rejects numbers, exponents, blanks, NaN and Infinity. */
 export const DECIMAL_PATTERN = /^-?\d+(\.\d+)?$/;

@@ -33,19 +33,21 @@ export {
 export {
   chooseRegistration,
   classifySupply,
+  checkBody,
+  describeCorrections,
   inVatScope,
   mapVatSubmission,
+  planVat,
+  refundCorrection,
   reportingPeriod,
   reportingPeriodRange,
   shouldSubmit,
-  vatForCancellation,
-  vatForRefund,
-  vatForUpdate,
+  type FiledSubmission,
+  type PartCorrection,
   type Supply,
   type SupplyKind,
   type TransactionTypeRef,
-  type VatCorrectionContext,
   type VatMappingContext,
-  type VatOriginal,
-} from './vat.js';
+  type VatPlan,
+} from './vat/index.js';
 export { checkVatTransaction, validateVatTransaction, type VatCheck, type VatValidationOptions } from './vat-validation.js';

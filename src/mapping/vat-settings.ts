@@ -129,6 +129,12 @@ export const VatSettings = z
     distance_sales: z.enum(['destination', 'origin']).default('destination'),
     /** An invoice with several VAT rates: `split` into one submission per rate, or `reject` (dead letter). @defaultValue `split` */
     mixed_rates: z.enum(['split', 'reject']).default('split'),
+    /**
+     * An invoice increased after its VAT was filed: `manual` (a VAT_CORRECTION_REQUIRED dead letter
+     * stating the difference) or `supplement` (the positive difference filed as a submission of its
+     * own, `<number> (supplement 1)`). docs/decisions.md. @defaultValue `manual`
+     */
+    increases: z.enum(['manual', 'supplement']).default('manual'),
     invoice_number: z
       .strictObject({
         /** `number` (the document number, else the external id) or always `external_id`. @defaultValue `number` */

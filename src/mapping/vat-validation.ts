@@ -8,7 +8,7 @@ import { vatNumberProblem } from '../domain/reference/vat-numbers.js';
 /**
  * The validation rules of VAT submission (vat-compliance-api.md, "Errors"), answered in the
  * service's `{field: [messages]}` shape. PURE. taxsync runs it on every body before a call
- * (src/mapping/vat.ts); the emulator runs the same function and adds what only the service can
+ * (checkBody in src/mapping/vat/submission.ts); the emulator runs the same function and adds what only the service can
  * know (rule 7, warnings), so client and emulator cannot disagree.
  *
  * | rule | field | checked here |

@@ -7,8 +7,12 @@ import type { TraceEntry } from '../queue/trace.js';
 /** What a handler reports after doing the API work for one version of a record. */
 export type HandlerOutcome =
   | { kind: 'done'; detail: string; status?: number; taxId?: string }
-  /** Something it needs is not in the tax engine yet (a refund's invoice, an exemption's customer). */
-  | { kind: 'wait'; reason: string };
+  /**
+   * Something it needs is not there yet (a refund's invoice, an exemption's customer). `missing`
+   * names what and where, when taxsync has never seen it (the record processor indexes it and
+   * picks the dead-letter code when the wait runs out).
+   */
+  | { kind: 'wait'; reason: string; missing?: { record: RecordKey; what: 'original' | 'customer' | 'invoice' } };
 
 export interface HandlerContext {
   record: RecordKey;

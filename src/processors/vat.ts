@@ -1,22 +1,27 @@
-import { createHash } from 'node:crypto';
 import type { VatClient, VatTransactionRequest } from '../api/index.js';
-import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
-import type { InvoiceData } from '../domain/events.js';
-import { recordKeyString, type RecordKey } from '../domain/record-key.js';
+import { ERROR_CODES, TaxsyncError, type ErrorCode } from '../domain/errors.js';
+import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
+import { parseRecordKeyString, recordKeyString, type RecordKey } from '../domain/record-key.js';
 import {
+  checkBody,
+  describeCorrections,
+  inVatScope,
   mapVatSubmission,
   matchRegistration,
+  planVat,
+  refundCorrection,
   registrationRef,
-  vatForCancellation,
-  vatForRefund,
-  vatForUpdate,
-  type VatOriginal,
+  vatEnabled,
+  type FiledSubmission,
+  type PartCorrection,
   type VatSettings,
 } from '../mapping/index.js';
-import type { LedgerEntry, VatLedger } from '../queue/vat-ledger.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { RecordStore } from '../queue/record-state.js';
+import type { LedgerEntry, VatLedger } from '../queue/vat-ledger.js';
 import { notSent } from './outcome.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
+import { sendClaimed, sha256, unresolvedError, type AttemptDeps } from './vat-submit.js';
 
 export interface VatReferenceData {
   /** The transaction types list and the configured registrations resolved to entity jurisdictions, cached. */
@@ -54,123 +59,257 @@ export function createVatReferenceData(vat: VatClient, settings: VatSettings, op
   };
 }
 
-function originalOf(entries: readonly LedgerEntry[]): VatOriginal {
-  const confirmed = entries.filter((e) => e.state === 'confirmed' && e.body);
-  if (entries.some((e) => e.state === 'pending' || e.state === 'in_flight' || e.state === 'unknown')) return { state: 'pending' };
-  if (confirmed.length > 0) return { state: 'submitted', bodies: confirmed.map((e) => JSON.parse(e.body!) as VatTransactionRequest) };
-  return { state: 'none' };
-}
-
-const isoDay = (date: Date) => date.toISOString().slice(0, 10);
-
-/**
- * VAT submissions (invariant 5): map and validate locally, then submit each body through the
- * ledger. A submission already confirmed is never sent again; an ambiguous failure (the request
- * may have been accepted) marks the entry unknown, and a later VAT_DUPLICATE then means accepted.
- */
-export function createVatHandler(deps: {
+export interface VatHandlerDeps {
   vat: VatClient;
   ledger: VatLedger;
   settings: VatSettings;
   reference: VatReferenceData;
+  /** The latest-state store: a refund's VAT waits until its invoice's VAT is known. */
+  records: Pick<RecordStore, 'read'>;
+  /** Resends of an unknown outcome before VAT_OUTCOME_UNRESOLVED (TAXSYNC_VAT_UNKNOWN_LIMIT). @defaultValue 20 */
+  unknownLimit?: number;
+  /**
+   * Puts a record's newest version back on its queue (reopen + job). A refund decided while its
+   * invoice had no VAT filed is decided again once the invoice files some. Without it (tests of
+   * one record) they are not.
+   */
+  requeue?: (record: RecordKey) => Promise<void>;
   /** Counts outcomes (warnings included) when given. */
   metrics?: Pick<Metrics, 'vatSubmissions'>;
   clock?: () => Date;
-}): RecordHandler {
-  const clock = deps.clock ?? (() => new Date());
-  const count = (outcome: string) => deps.metrics?.vatSubmissions.inc({ outcome });
+}
 
-  async function submitOne(body: VatTransactionRequest, record: RecordKey, ctx: HandlerContext): Promise<string> {
+export const DEFAULT_UNKNOWN_LIMIT = 20;
+
+const isoDay = (date: Date) => date.toISOString().slice(0, 10);
+const OPEN: ReadonlySet<string> = new Set(['in_flight', 'unknown']);
+const parseBody = (entry: LedgerEntry): VatTransactionRequest | undefined => {
+  try {
+    return entry.body === undefined ? undefined : (JSON.parse(entry.body) as VatTransactionRequest);
+  } catch {
+    return undefined;
+  }
+};
+const filedOf = (entries: readonly LedgerEntry[]): FiledSubmission[] =>
+  entries.flatMap((e) => {
+    const body = e.state === 'confirmed' ? parseBody(e) : undefined;
+    return body === undefined ? [] : [{ body, ...(e.supplement_of === undefined ? {} : { supplementOf: e.supplement_of }) }];
+  });
+const correctionRequired = (what: string, corrections: readonly PartCorrection[]) => {
+  const { message, fields } = describeCorrections(what, corrections);
+  return new TaxsyncError('VAT_CORRECTION_REQUIRED', message, { fields });
+};
+const knownCode = (code: string | undefined): ErrorCode | undefined => (code !== undefined && Object.hasOwn(ERROR_CODES, code) ? (code as ErrorCode) : undefined);
+const recordName = (key: string) => {
+  const [, source, id] = key.split('|');
+  return `${source ?? '?'}/${decodeURIComponent(id ?? '?')}`;
+};
+
+/**
+ * VAT submissions (invariant 5; docs/vat.md, "Submission and the ledger"). For an invoice: every
+ * unknown outcome of its earlier submissions is resolved first by resending exactly what was sent;
+ * then what the invoice requires now is compared with what is filed, part by part (planVat): new
+ * parts (and supplements) are submitted, claims no longer needed are withdrawn, and whatever the
+ * service cannot express is a VAT_CORRECTION_REQUIRED dead letter stating the difference. A refund
+ * waits for its invoice's VAT to be known, then states the correction it needs.
+ */
+export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
+  const clock = deps.clock ?? (() => new Date());
+  const limit = deps.unknownLimit ?? DEFAULT_UNKNOWN_LIMIT;
+  const attemptDeps = (ctx: HandlerContext): AttemptDeps => ({
+    vat: deps.vat,
+    ledger: deps.ledger,
+    unknownLimit: limit,
+    metrics: deps.metrics,
+    onWarnings: (number) => ctx.trace({ step: 'answered', status: 200, detail: `VAT ${number} accepted with warnings` }),
+  });
+
+  /** Resends the stored body of every open entry; throws while any stays open. */
+  async function resolveOpen(entries: readonly LedgerEntry[], record: string, ctx: HandlerContext): Promise<string[]> {
+    const done: string[] = [];
+    for (const entry of entries) {
+      if (!OPEN.has(entry.state) || entry.entity_jurisdiction === undefined || entry.invoice_number === undefined) continue;
+      const facts = { record, body: '', bodyHash: '', reportingPeriod: '', net: '', vat: '', currency: '' };
+      const claim = await deps.ledger.begin(entry.entity_jurisdiction, entry.invoice_number, facts, 'resolve');
+      if (!claim.go) {
+        if (claim.state === 'busy') throw new TaxsyncError('RECORD_BUSY', `VAT ${entry.invoice_number} is being submitted by another attempt`);
+        continue;
+      }
+      done.push(await sendClaimed(attemptDeps(ctx), entry.entity_jurisdiction, entry.invoice_number, claim));
+    }
+    return done;
+  }
+
+  /** A new submission (a new part or a supplement); a collision is returned, everything else settles or throws. */
+  async function submit(body: VatTransactionRequest, supplementOf: string | undefined, record: string, ctx: HandlerContext): Promise<string | { collision: string }> {
     const json = JSON.stringify(body);
     const ej = body.entity_jurisdiction;
     const number = body.invoice_number;
-    const begin = await deps.ledger.begin(ej, number, {
-      record: recordKeyString(record),
+    const claim = await deps.ledger.begin(ej, number, {
+      record,
       body: json,
-      bodyHash: createHash('sha256').update(json).digest('hex'),
+      bodyHash: sha256(json),
       reportingPeriod: body.reporting_period,
       net: body.net,
       vat: body.vat,
       currency: body.currency,
+      ...(supplementOf === undefined ? {} : { supplementOf }),
     });
-    if (!begin.go) {
-      if (begin.state === 'busy') throw new TaxsyncError('RECORD_BUSY', `VAT ${number} is being submitted by another attempt`);
-      return `${number}: ${begin.state} earlier, not sent again`;
+    if (claim.go) {
+      const line = await sendClaimed(attemptDeps(ctx), ej, number, claim);
+      // Another attempt's body was resolved instead of this one: plan again on what is filed now.
+      if (claim.resend) throw new TaxsyncError('RECORD_BUSY', `VAT ${number}: resolved an earlier attempt (${line}); planning again`);
+      return line;
     }
-    let result: Awaited<ReturnType<typeof deps.vat.submitTransaction>>;
-    try {
-      result = await deps.vat.submitTransaction(body);
-      await deps.ledger.confirm(ej, number, { transactionId: result.transaction.id, warnings: result.withWarnings });
-    } catch (error) {
-      if (!isTaxsyncError(error)) {
-        await deps.ledger.markUnknown(ej, number, `unexpected error: ${(error as Error)?.message}`);
-        throw error;
-      }
-      if (error.code === 'VAT_DUPLICATE') {
-        if (begin.ambiguous) {
-          await deps.ledger.confirm(ej, number, { warnings: false, note: 'accepted by an earlier attempt whose answer was lost (duplicate answer)' });
-          count('confirmed_by_duplicate');
-          return `${number} was already accepted by an earlier attempt`;
-        }
-        await deps.ledger.reject(ej, number, error.message);
-        count('rejected');
-        throw error;
-      }
-      if (error.status !== undefined && error.status >= 200 && error.status < 300) {
-        // Accepted, but the answer did not match the contract: never send it again.
-        await deps.ledger.confirm(ej, number, { warnings: false, note: `accepted; unreadable answer: ${error.message}` });
-        count('accepted');
-        return `${number} accepted (answer unreadable)`;
-      }
-      if (error.ambiguous || error.code === 'API_SERVER_ERROR' || error.code === 'API_TIMEOUT') {
-        // It may have been processed: a retry's duplicate answer will tell.
-        await deps.ledger.markUnknown(ej, number, error.message);
-        count('unknown');
-      } else if (error.retryable) {
-        await deps.ledger.release(ej, number, error.message);
-        count('released');
-      } else {
-        await deps.ledger.reject(ej, number, error.message);
-        count('rejected');
-      }
-      throw error;
+    switch (claim.state) {
+      case 'collision':
+        return { collision: claim.owner };
+      case 'unresolved':
+        throw unresolvedError({ entity_jurisdiction: ej, invoice_number: number, body_hash: claim.entry?.body_hash, resends: claim.entry?.resends ?? 0, note: claim.entry?.note });
+      case 'rejected':
+        throw new TaxsyncError(
+          knownCode(claim.entry?.code) ?? 'API_INVALID',
+          `VAT ${number}: the same body was refused earlier (${claim.entry?.note ?? 'no detail'}); correct the source or the settings, then replay`,
+        );
+      default:
+        // busy, or the ledger moved between the read and the claim (confirmed meanwhile): plan again.
+        throw new TaxsyncError('RECORD_BUSY', `VAT ${number} changed while it was planned (${claim.state}); trying again`);
     }
-    // After the try: a failure from here on (the trace write) must not turn the confirmed entry
-    // back into an unknown one.
-    count(result.withWarnings ? 'accepted_with_warnings' : 'accepted');
-    if (result.withWarnings) await ctx.trace({ step: 'answered', status: 200, detail: `VAT ${number} accepted with warnings` });
-    return `${number} accepted (${result.status}${result.withWarnings ? ', with warnings' : ''})`;
   }
 
-  async function submitInvoice(data: InvoiceData, ctx: HandlerContext): Promise<HandlerOutcome> {
-    const record = ctx.record;
-    const entries = await deps.ledger.forRecord(recordKeyString(record));
-    const original = originalOf(entries);
-    if (data.status === 'cancelled') return notSent(vatForCancellation(data, { key: record, settings: deps.settings, original }));
+  /** What the invoice requires now: its bodies, or none and why; a NotSent outcome when it can only wait or is invalid. */
+  async function targetOf(event: CanonicalEvent, record: RecordKey): Promise<{ bodies: VatTransactionRequest[]; reason?: string; quiet?: string } | HandlerOutcome> {
+    const what = `VAT for invoice ${record.external_id}`;
+    if (event.type === 'invoice.cancelled') return { bodies: [], reason: 'the invoice was cancelled (voided)', quiet: `${what}: cancelled before any VAT was filed` };
+    if (event.type === 'invoice.deleted') return { bodies: [], reason: 'the invoice was deleted', quiet: `${what}: deleted before any VAT was filed` };
+    const data = event.data as InvoiceData;
     const { types, resolved } = await deps.reference.get();
-    let mapped = mapVatSubmission(data, { key: record, settings: deps.settings, transactionTypes: types, today: isoDay(clock()), resolved });
-    if (original.state === 'submitted') mapped = vatForUpdate(mapped, original.bodies);
-    if (mapped.kind !== 'send') return notSent(mapped);
-    const done: string[] = [];
-    for (const body of mapped.body) done.push(await submitOne(body, record, ctx));
-    return { kind: 'done', detail: `VAT ${done.join('; ')}` };
+    const mapped = mapVatSubmission(data, { key: record, settings: deps.settings, transactionTypes: types, today: isoDay(clock()), resolved });
+    if (mapped.kind === 'send') return { bodies: mapped.body };
+    // `reason` explains a correction of VAT already filed; `quiet` a run with nothing filed and nothing to send.
+    if (mapped.kind === 'ignore') return { bodies: [], reason: `it no longer carries VAT for taxsync: ${mapped.reason}`, quiet: mapped.reason };
+    return notSent(mapped);
+  }
+
+  async function handleInvoice(event: CanonicalEvent, ctx: HandlerContext): Promise<HandlerOutcome> {
+    const record = recordKeyString(ctx.record);
+    const resolvedLines = await resolveOpen(await deps.ledger.forRecord(record), record, ctx);
+    const entries = await deps.ledger.forRecord(record);
+    const unresolved = entries.find((e) => e.state === 'unresolved');
+    if (unresolved !== undefined) throw unresolvedError(unresolved);
+
+    const target = await targetOf(event, ctx.record);
+    if ('kind' in target) return target;
+    const today = isoDay(clock());
+    const { types } = await deps.reference.get();
+    const knownTypeIds = new Set(types.map((t) => t.id));
+    const plan = planVat({
+      target: target.bodies,
+      ...(target.reason === undefined ? {} : { reason: target.reason }),
+      filed: filedOf(entries),
+      claimed: entries.flatMap((e) =>
+        (e.state === 'pending' || e.state === 'rejected') && e.entity_jurisdiction !== undefined && e.invoice_number !== undefined
+          ? [{ entityJurisdiction: e.entity_jurisdiction, invoiceNumber: e.invoice_number, state: e.state }]
+          : [],
+      ),
+      increases: deps.settings.increases,
+      check: (body) => checkBody(body, { today, knownTypeIds, tolerance: deps.settings.tolerance }),
+    });
+    for (const w of plan.withdraw) await deps.ledger.withdraw(w.entityJurisdiction, w.invoiceNumber, record);
+    const done = [...resolvedLines];
+    const collisions: string[] = [];
+    for (const s of plan.submit) {
+      const result = await submit(s.body, s.supplementOf, record, ctx);
+      if (typeof result === 'string') done.push(result);
+      else {
+        deps.metrics?.vatSubmissions.inc({ outcome: 'collision' });
+        collisions.push(
+          `${s.body.invoice_number} (entity jurisdiction ${s.body.entity_jurisdiction}) is already claimed by ${recordName(result.collision)}, so this record (${recordName(record)}) cannot use it`,
+        );
+      }
+    }
+    const what = `VAT for invoice ${ctx.record.external_id}`;
+    if (deps.requeue !== undefined && (done.length > 0 || entries.some((e) => e.state === 'confirmed'))) {
+      // Refunds of this invoice that found nothing to correct are decided again on the VAT filed
+      // now. Done on every run with VAT filed, so a crash between a filing and this line loses
+      // nothing; a refund that reported its correction is not asked again (its entry, once
+      // discarded by the operator, must not come back).
+      for (const refund of await deps.ledger.openRefundsOf(record)) await deps.requeue(parseRecordKeyString(refund));
+    }
+    if (collisions.length > 0) {
+      throw new TaxsyncError(
+        'VAT_NUMBER_COLLISION',
+        `${what}: ${collisions.join('; ')}. Two records of different sources (or an ERP reusing numbers) produce the same invoice number for one entity jurisdiction, and the service takes a number once. Give each source its own prefix (vat.invoice_number.prefix_by_source) or renumber the document, then replay this entry`,
+        { fields: { invoice_number: collisions } },
+      );
+    }
+    if (plan.corrections.length > 0) throw correctionRequired(what, plan.corrections);
+    const unchanged = plan.unchanged.length > 0 ? [`${plan.unchanged.join(', ')} filed and unchanged`] : [];
+    const parts = [...done, ...unchanged, ...plan.withdraw.map((w) => `claim ${w.invoiceNumber} withdrawn (never sent)`)];
+    if (parts.length === 0) return { kind: 'done', detail: `nothing sent: ${target.quiet ?? target.reason ?? 'nothing to report'}` };
+    // "nothing sent:" whenever this run sent nothing, as every handler's detail says it.
+    return { kind: 'done', detail: `${done.length === 0 ? 'nothing sent: ' : ''}VAT ${parts.join('; ')}` };
+  }
+
+  async function handleRefund(event: CanonicalEvent, ctx: HandlerContext): Promise<HandlerOutcome> {
+    const what = `VAT for refund ${ctx.record.external_id}`;
+    if (!vatEnabled(deps.settings)) return { kind: 'done', detail: `nothing sent: ${what}: VAT is off (no registrations configured)` };
+    const applied = ctx.state.appliedEvent;
+    const data = { ...(applied?.type === 'refund.created' ? applied.data : {}), ...(event.data as Partial<RefundData>) } as RefundData;
+    const undo = event.type !== 'refund.created';
+    if (data.invoice_external_id === undefined) {
+      const scope = inVatScope(data, deps.settings);
+      if (!scope.inScope || data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: ${scope.inScope ? 'no amount' : scope.reason}` };
+      const reason = undo ? 'a credit with no invoice was cancelled: undo its correction if it was made' : 'a credit with no invoice reduces VAT';
+      throw correctionRequired(what, [flip(refundCorrection(data, [], reason), undo)]);
+    }
+    const invoiceKey: RecordKey = { kind: 'vat', source: ctx.record.source, external_id: data.invoice_external_id };
+    // Noted before the invoice's VAT is read, and read by the invoice after it files: whichever
+    // runs second sees the other, so no refund keeps a decision taken on VAT that changed since.
+    const invoiceRecord = recordKeyString(invoiceKey);
+    await deps.ledger.noteRefund(invoiceRecord, recordKeyString(ctx.record), 'open');
+    const invoice = await deps.records.read(invoiceKey);
+    const of = `invoice ${data.invoice_external_id}`;
+    if (invoice.seq === 0) {
+      return { kind: 'wait', reason: `${what}: taxsync has not seen ${of} yet; its VAT decides whether this refund needs a correction`, missing: { record: invoiceKey, what: 'invoice' } };
+    }
+    const entries = await deps.ledger.forRecord(recordKeyString(invoiceKey));
+    if (invoice.seq > invoice.appliedSeq || entries.some((e) => OPEN.has(e.state) || e.state === 'unresolved')) {
+      return { kind: 'wait', reason: `${what}: the VAT of ${of} is still being decided` };
+    }
+    const filed = filedOf(entries);
+    if (filed.length === 0) return { kind: 'done', detail: `nothing sent: ${what}: no VAT was filed for ${of}, so nothing to correct` };
+    const latest = invoice.event;
+    if (latest?.type === 'invoice.cancelled' || latest?.type === 'invoice.deleted' || (latest?.type === 'invoice.upserted' && latest.data.status === 'cancelled')) {
+      return { kind: 'done', detail: `nothing sent: ${what}: ${of} is cancelled, and its own correction takes back all of its VAT` };
+    }
+    if (data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: the refund states no amount` };
+    const reason = undo ? `refund ${ctx.record.external_id} of ${of} was cancelled: undo its correction if it was made` : `refund ${ctx.record.external_id} of ${of} takes back VAT that was filed`;
+    const error = correctionRequired(what, [flip(refundCorrection(data, filed, reason), undo)]);
+    await deps.ledger.noteRefund(invoiceRecord, recordKeyString(ctx.record), 'corrected');
+    throw error;
   }
 
   return async (event, ctx) => {
     switch (event.type) {
       case 'invoice.upserted':
-        return submitInvoice(event.data, ctx);
-      case 'invoice.cancelled': {
-        const entries = await deps.ledger.forRecord(recordKeyString(ctx.record));
-        return notSent(vatForCancellation(event.data, { key: ctx.record, settings: deps.settings, original: originalOf(entries) }));
-      }
-      case 'refund.created': {
-        const invoiceId = event.data.invoice_external_id;
-        const entries = invoiceId === undefined ? [] : await deps.ledger.forRecord(recordKeyString({ ...ctx.record, external_id: invoiceId }));
-        return notSent(vatForRefund(event.data, { key: ctx.record, settings: deps.settings, original: originalOf(entries) }));
-      }
+      case 'invoice.cancelled':
+      case 'invoice.deleted':
+        return handleInvoice(event, ctx);
+      case 'refund.created':
+      case 'refund.cancelled':
+      case 'refund.deleted':
+        return handleRefund(event, ctx);
       default:
         return { kind: 'done', detail: `nothing for VAT: ${event.type}` };
     }
   };
+}
+
+/** A cancelled refund gives back what its correction took: the same amounts, positive. */
+function flip(correction: PartCorrection, undo: boolean): PartCorrection {
+  if (!undo) return correction;
+  const difference = { net: correction.difference.net.negated(), vat: correction.difference.vat.negated(), gross: correction.difference.gross.negated() };
+  const filed = correction.filed;
+  return { ...correction, difference, now: { net: filed.net.plus(difference.net), vat: filed.vat.plus(difference.vat), gross: filed.gross.plus(difference.gross) } };
 }

@@ -3,7 +3,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { AckGuard } from './ack-durability.js';
 import type { RedisClient } from './connection.js';
 import { TaxsyncError } from '../domain/errors.js';
-import type { CanonicalEvent } from '../domain/events.js';
+import { eventOrder, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { DeadLetterStore, NewDeadLetter, DeadLetterEntry } from './dead-letter.js';
 import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
@@ -128,6 +128,7 @@ export function createProducer(options: ProducerOptions): Producer {
           options.trace.maxEntries,
           options.trace.maxAgeMs,
           traceLine({ ...base, step: 'received', detail: event.type }),
+          eventOrder(event),
         );
         const queue = options.queues[queueForKind(key.kind)];
         const data: RecordJobData = { v: RECORD_JOB_VERSION, record: key };

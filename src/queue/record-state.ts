@@ -46,6 +46,12 @@ export interface RecordStore {
   hasUnapplied(key: RecordKey): Promise<boolean>;
   /** Records with events not yet applied (the recovery sweep re-queues those that lost their job). */
   dirty(cursor: string, count: number): Promise<[string, string[]]>;
+  /**
+   * Marks the record's newest version not applied (and the record dirty), so its job runs it
+   * again: the VAT resolver's way back to an open submission whose job is gone. Returns the seq
+   * reopened, 0 when the record holds nothing.
+   */
+  reopen(key: RecordKey): Promise<number>;
 }
 
 export type StateFields = Partial<Record<'tax_id' | 'waiting_since' | 'first_failed_at' | 'create_pending', string | null>>;
@@ -163,5 +169,9 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       return Number(seq ?? 0) > Number(appliedSeq ?? 0);
     },
     dirty: (cursor, count) => redis.sscan(keys.dirty, cursor, 'COUNT', count),
+    async reopen(key) {
+      const recordKey = recordKeyString(key);
+      return Number(await redis.taxsyncReplayMark(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), '', recordKey, ''));
+    },
   };
 }

@@ -13,11 +13,17 @@ import type { RedisClient } from './connection.js';
 // record keeps one copy of its event, not two. Hashes written before this layout kept the events
 // in the 'event' and 'applied_event' fields; they are still read, and moved out when next written.
 
-// Latest-state write. Drops an event older than the one held (and therefore older than the last
-// one applied): ties go to the later arrival. Returns the new seq, 0 for the same event again, -1
-// for a stale event. Appends to the record's trace in the same step.
+// Latest-state write. Drops an event that does not come after the one held (and therefore after
+// the last one applied), in the object's own order (docs/events.md, "Ordering"):
+// 1. a final state held (a void) is replaced only by another final state, whatever the times;
+// 2. when both carry a version, the higher version wins (equal: the next rules);
+// 3. otherwise the later occurred_at wins; within the same instant the higher precedence wins;
+//    a full tie goes to the later arrival.
+// Returns the new seq, 0 for the same event again, -1 for a stale event. Appends to the record's
+// trace in the same step. ARGV[10] is the incoming event's order, `<precedence>|<final>|<version>`
+// (eventOrder in src/domain/events.ts); absent means `0|0|`.
 const RECORD_EVENT = `
-local held = redis.call('HMGET', KEYS[1], 'event_at', 'event_id')
+local held = redis.call('HMGET', KEYS[1], 'event_at', 'event_id', 'event_prec', 'event_final', 'event_ver')
 local held_at = tonumber(held[1] or '-1')
 local trace_max = tonumber(ARGV[7])
 local function trace(entry)
@@ -31,14 +37,33 @@ if held[2] == ARGV[3] then
   redis.call('HINCRBY', KEYS[4], 'duplicate_events', 1)
   return 0
 end
-if tonumber(ARGV[2]) < held_at then
+local prec, final, ver = string.match(ARGV[10] or '', '^(%d*)|(%d?)|(%d*)$')
+prec = tonumber(prec) or 0
+final = final == '1'
+ver = tonumber(ver)
+local at = tonumber(ARGV[2])
+local stale = false
+if held[1] then
+  local held_ver = tonumber(held[5] or '')
+  if held[4] == '1' and not final then
+    stale = true
+  elseif ver and held_ver and ver ~= held_ver then
+    stale = ver < held_ver
+  elseif at ~= held_at then
+    stale = at < held_at
+  else
+    stale = prec < tonumber(held[3] or '0')
+  end
+end
+if stale then
   redis.call('HINCRBY', KEYS[1], 'stale', 1)
   redis.call('HINCRBY', KEYS[4], 'stale_events', 1)
   trace(ARGV[6])
   return -1
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5])
+redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5], 'event_prec', prec, 'event_final', final and '1' or '0')
+if ver then redis.call('HSET', KEYS[1], 'event_ver', ver) else redis.call('HDEL', KEYS[1], 'event_ver') end
 redis.call('SET', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[1], 'event')
 redis.call('SADD', KEYS[2], ARGV[4])
@@ -161,6 +186,8 @@ export interface TaxsyncCommands {
     traceMax: number,
     traceMaxAgeMs: number,
     receivedTraceEntry: string,
+    /** eventOrder(event): `<precedence>|<final>|<version>`. */
+    order?: string,
   ): Promise<number>;
   /** See MARK_APPLIED for the arguments after the keys. */
   taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, eventKey: string, appliedKey: string, ...args: (string | number)[]): Promise<number>;

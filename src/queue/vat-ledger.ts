@@ -1,29 +1,49 @@
-import type { RedisClient } from './connection.js';
 import { z } from 'zod';
+import type { RedisClient } from './connection.js';
 import type { Keys } from './keys.js';
+import { BEGIN, OPERATOR, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
 
 /**
- * The VAT submission ledger (DESIGN.md invariant 5). POST /api/vat/v1/transactions/ is not
- * idempotent, so every submission is recorded per (entity_jurisdiction, invoice_number):
+ * The VAT submission ledger (DESIGN.md invariant 5; docs/vat.md, "The ledger"). POST
+ * /api/vat/v1/transactions/ is not idempotent, so every submission has an entry per
+ * (entity_jurisdiction, invoice_number), claimed by one record:
  *
  *   pending → in_flight → confirmed | rejected
- *                 ↘ unknown (sent, answer lost) → in_flight again → confirmed | rejected
+ *                 ↘ unknown (sent, answer lost) → in_flight (the same body again) → …
+ *                              ↘ unresolved (after TAXSYNC_VAT_UNKNOWN_LIMIT resends: an operator decides)
  *
- * `ambiguous` remembers that some attempt may have been accepted without us hearing it: then a
- * VAT_DUPLICATE answer means "already accepted" (confirmed), while without it a duplicate is a real
- * conflict. An in_flight entry whose lease ran out (a crashed or stalled worker) counts as unknown.
+ * - What was sent is immutable: once an attempt may have reached the service its body (the exact
+ *   bytes) is the entry's for good; an unknown outcome is resolved by sending exactly those bytes
+ *   again, whatever the invoice says now. Only a body never sent (pending) or refused (rejected)
+ *   is replaced.
+ * - `ambiguous` remembers that some attempt may have been accepted unheard: then a duplicate-number
+ *   answer means "accepted" (confirmed); without it a duplicate is a real conflict.
+ * - Every attempt holds a token and a lease: the answer is written only while the token is still
+ *   the entry's (a worker that stalled past its lease and resumes is refused, counted, and sends
+ *   nothing); an in_flight entry whose lease ran out counts as unknown.
+ * - Open entries (in flight, unknown) are indexed by when they next need attention, so a sweep
+ *   finds those whose job is gone (src/runtime/vat-resolver.ts).
+ * - Each entry keeps its history of attempts (time, outcome, body hash) for `trace` and operators.
  */
-export const LEDGER_STATES = ['pending', 'in_flight', 'unknown', 'confirmed', 'rejected'] as const;
+export const LEDGER_STATES = ['pending', 'in_flight', 'unknown', 'unresolved', 'confirmed', 'rejected'] as const;
 export type LedgerState = (typeof LEDGER_STATES)[number];
 
 export const LedgerEntry = z.object({
   state: z.enum(LEDGER_STATES),
   ambiguous: z.boolean(),
   attempts: z.number().int(),
+  /** Resends of an unknown outcome (counted against TAXSYNC_VAT_UNKNOWN_LIMIT). */
+  resends: z.number().int(),
+  entity_jurisdiction: z.string().optional(),
+  invoice_number: z.string().optional(),
+  /** The record that claimed the number (`recordKeyString`). */
   record: z.string().optional(),
   body_hash: z.string().optional(),
-  /** The body last sent (JSON): what an accepted submission said, compared when the invoice changes. */
+  /** The body (JSON, the exact bytes): what was, or will be, sent. */
   body: z.string().optional(),
+  /** A supplementary submission: the invoice number of the part it adds to. */
+  supplement_of: z.string().optional(),
+  lease_until: z.number().optional(),
   transaction_id: z.string().optional(),
   warnings: z.boolean().optional(),
   reporting_period: z.string().optional(),
@@ -31,35 +51,28 @@ export const LedgerEntry = z.object({
   vat: z.string().optional(),
   currency: z.string().optional(),
   note: z.string().optional(),
+  /** The error code of a rejection or an unresolved outcome (the entry's dead letter). */
+  code: z.string().optional(),
   updated_at: z.string().optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntry>;
 
+/** One line of an entry's history. */
+export const LedgerAttempt = z.object({
+  at: z.string(),
+  attempt: z.number().int(),
+  /** sent, resent, confirmed, unknown, released, rejected, unresolved, fenced:<outcome>, operator:<action>. */
+  outcome: z.string(),
+  body_hash: z.string().optional(),
+  note: z.string().optional(),
+});
+export type LedgerAttempt = z.infer<typeof LedgerAttempt>;
+
 /** What begin() decided. */
 export type BeginResult =
-  | { go: true; ambiguous: boolean; attempts: number }
-  | { go: false; state: 'confirmed' | 'rejected' | 'busy'; entry: LedgerEntry };
-
-// KEYS[1] entry hash, KEYS[2] index set, KEYS[3] the record's own set.
-// ARGV: now ms, lease ms, record, body hash, period, net, vat, currency, iso now, body.
-const BEGIN = `
-local e = redis.call('HMGET', KEYS[1], 'state', 'lease_until', 'ambiguous', 'attempts')
-local state = e[1]
-local ambiguous = e[3] == '1'
-if state == 'confirmed' or state == 'rejected' then return {state} end
-if state == 'in_flight' then
-  if tonumber(e[2] or '0') > tonumber(ARGV[1]) then return {'busy'} end
-  ambiguous = true
-end
-if state == 'unknown' then ambiguous = true end
-local attempts = tonumber(e[4] or '0') + 1
-redis.call('HSET', KEYS[1], 'state', 'in_flight', 'lease_until', tonumber(ARGV[1]) + tonumber(ARGV[2]),
-  'ambiguous', ambiguous and '1' or '0', 'attempts', attempts, 'record', ARGV[3], 'body_hash', ARGV[4],
-  'reporting_period', ARGV[5], 'net', ARGV[6], 'vat', ARGV[7], 'currency', ARGV[8], 'updated_at', ARGV[9], 'body', ARGV[10])
-redis.call('SADD', KEYS[2], KEYS[1])
-redis.call('SADD', KEYS[3], KEYS[1])
-return {'go', ambiguous and '1' or '0', tostring(attempts)}
-`;
+  | { go: true; token: string; body: string; resend: boolean; ambiguous: boolean; attempts: number; resends: number }
+  | { go: false; state: 'confirmed' | 'rejected' | 'unresolved' | 'busy' | 'pending' | 'none'; entry: LedgerEntry | undefined }
+  | { go: false; state: 'collision'; owner: string; entry: LedgerEntry | undefined };
 
 export interface SubmissionFacts {
   record: string;
@@ -69,54 +82,112 @@ export interface SubmissionFacts {
   net: string;
   vat: string;
   currency: string;
+  supplementOf?: string;
 }
+
+/** The answer to one attempt (settle). */
+export type Outcome =
+  | { kind: 'confirmed'; transactionId?: string; warnings: boolean; note?: string }
+  /** It may have been processed: resolved later by resending the same body. */
+  | { kind: 'unknown'; note: string }
+  /** Certainly not processed (refused before it was sent, 429): pending again, or unknown after an ambiguous attempt. */
+  | { kind: 'released'; note: string }
+  /** Refused by the service, and nothing of it was accepted. */
+  | { kind: 'rejected'; note: string; code: string }
+  /** Not decidable without a person: the operator checks the filing (`taxsync vat ledger confirm|release`). */
+  | { kind: 'unresolved'; note: string; code: string };
 
 export interface VatLedger {
-  /** Claims the submission for one attempt, or says why not (already done, or another attempt is in flight). */
-  begin(entityJurisdiction: string, invoiceNumber: string, facts: SubmissionFacts): Promise<BeginResult>;
-  confirm(entityJurisdiction: string, invoiceNumber: string, outcome: { transactionId?: string; warnings: boolean; note?: string }): Promise<void>;
-  /** The request may have reached the service and no answer came: retry, and a duplicate then means accepted. */
-  markUnknown(entityJurisdiction: string, invoiceNumber: string, note: string): Promise<void>;
-  /** Certainly not accepted (refused before it was sent, or answered without processing): back to pending. */
-  release(entityJurisdiction: string, invoiceNumber: string, note: string): Promise<void>;
-  reject(entityJurisdiction: string, invoiceNumber: string, note: string): Promise<void>;
-  /** An operator replay of a rejected submission: back to pending, keeping `ambiguous`. */
+  /**
+   * Claims the submission for one attempt: `submit` sends `facts.body` unless an earlier attempt
+   * may have landed (then the stored body is resent: `resend`); `resolve` only resends an open
+   * entry's stored body (facts are ignored). Or says why not.
+   */
+  begin(entityJurisdiction: string, invoiceNumber: string, facts: SubmissionFacts, mode?: 'submit' | 'resolve'): Promise<BeginResult>;
+  /** Writes the attempt's answer, only while `token` is still the entry's; false (counted) otherwise. */
+  settle(entityJurisdiction: string, invoiceNumber: string, token: string, outcome: Outcome): Promise<boolean>;
+  /** Whether the attempt still holds the entry (checked right before sending). */
+  holds(entityJurisdiction: string, invoiceNumber: string, token: string): Promise<boolean>;
+  /** Drops a claim never sent (pending) that `record` no longer needs. */
+  withdraw(entityJurisdiction: string, invoiceNumber: string, record: string): Promise<boolean>;
+  /** An operator replay of a rejected submission: back to pending. */
   reopen(entityJurisdiction: string, invoiceNumber: string): Promise<boolean>;
+  /**
+   * An operator's decision on an open or unresolved entry after checking the filing: `confirm`
+   * (it is filed), `release` (it is not: the next attempt sends it, and a duplicate answer is then
+   * a real conflict). Answers the state it left, or why it refused.
+   */
+  operator(entityJurisdiction: string, invoiceNumber: string, action: 'confirm' | 'release', actor: string): Promise<{ ok: true; from: LedgerState } | { ok: false; reason: string }>;
   get(entityJurisdiction: string, invoiceNumber: string): Promise<LedgerEntry | undefined>;
+  history(entityJurisdiction: string, invoiceNumber: string): Promise<LedgerAttempt[]>;
   /** Every entry (for reconcile and status). */
   entries(): AsyncGenerator<[string, LedgerEntry]>;
-  /** The entries of one record (an invoice split by rate has several). */
+  /** The entries of one record (an invoice split by rate has several, supplements too). */
   forRecord(record: string): Promise<LedgerEntry[]>;
+  /** Open entries (in flight, unknown) due for attention at `now`: their keys, oldest first. */
+  due(now: number, limit: number): Promise<string[]>;
+  /** The entry under a key from due(). */
+  byKey(key: string): Promise<LedgerEntry | undefined>;
+  /** Looks at a due entry again at `at` (ms), while it stays open. */
+  postpone(key: string, at: number): Promise<void>;
+  /**
+   * Notes how `refund` (a vat record) stands against `invoice`'s VAT: `open` before it reads that
+   * VAT (and after deciding there was nothing to correct), `corrected` once it reported a correction.
+   */
+  noteRefund(invoice: string, refund: string, standing: 'open' | 'corrected'): Promise<void>;
+  /** The refunds of an invoice still `open`: to be decided again when the invoice's VAT is filed. */
+  openRefundsOf(invoice: string): Promise<string[]>;
 }
 
-export function createVatLedger(redis: RedisClient, keys: Keys, options: { leaseMs: number; clock?: () => Date }): VatLedger {
-  const clock = options.clock ?? (() => new Date());
-  const key = (ej: string, invoice: string) => keys.vatLedger(ej, invoice);
+const HISTORY_MAX = 100;
 
-  async function set(ej: string, invoice: string, fields: Record<string, string>): Promise<void> {
-    await redis.hset(key(ej, invoice), { ...fields, updated_at: clock().toISOString() });
-  }
+export function createVatLedger(redis: RedisClient, keys: Keys, options: { leaseMs: number; clock?: () => Date; random?: () => string }): VatLedger {
+  const clock = options.clock ?? (() => new Date());
+  const token = options.random ?? (() => `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`);
+  const key = (ej: string, invoice: string) => keys.vatLedger(ej, invoice);
+  // Kept beside the entry under the same prefix (one slot on a cluster).
+  const historyKey = (entryKey: string) => `${entryKey}:history`;
+  const openKey = `${keys.prefix}:vat-open`;
+  const refundsKey = (invoice: string) => `${keys.prefix}:vat-refunds-of:${invoice}`;
 
   function parse(raw: Record<string, string>): LedgerEntry | undefined {
     if (!raw.state) return undefined;
+    let fromBody: { entity_jurisdiction?: unknown; invoice_number?: unknown } = {};
+    if (raw.invoice_number === undefined && raw.body !== undefined) {
+      try {
+        fromBody = JSON.parse(raw.body) as typeof fromBody;
+      } catch {
+        // an entry written before the ledger kept its key fields, with an unreadable body
+      }
+    }
+    const { token: _token, ...rest } = raw;
     const parsed = LedgerEntry.safeParse({
-      ...raw,
+      ...rest,
+      ...(typeof fromBody.entity_jurisdiction === 'string' ? { entity_jurisdiction: fromBody.entity_jurisdiction } : {}),
+      ...(typeof fromBody.invoice_number === 'string' ? { invoice_number: fromBody.invoice_number } : {}),
       ambiguous: raw.ambiguous === '1',
       attempts: Number(raw.attempts ?? 0),
+      resends: Number(raw.resends ?? 0),
+      lease_until: raw.lease_until === undefined ? undefined : Number(raw.lease_until),
       warnings: raw.warnings === undefined ? undefined : raw.warnings === '1',
     });
     return parsed.success ? parsed.data : undefined;
   }
+  const read = async (entryKey: string) => parse(await redis.hgetall(entryKey));
 
   return {
-    async begin(ej, invoice, facts) {
+    async begin(ej, invoice, facts, mode = 'submit') {
       const now = clock();
+      const entryKey = key(ej, invoice);
+      const attemptToken = token();
       const result = (await redis.eval(
         BEGIN,
-        3,
-        key(ej, invoice),
+        5,
+        entryKey,
         keys.vatLedgerIndex,
         keys.vatLedgerOfRecord(facts.record),
+        historyKey(entryKey),
+        openKey,
         now.getTime(),
         options.leaseMs,
         facts.record,
@@ -127,34 +198,88 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
         facts.currency,
         now.toISOString(),
         facts.body,
+        attemptToken,
+        ej,
+        invoice,
+        facts.supplementOf ?? '',
+        mode,
+        HISTORY_MAX,
       )) as string[];
-      if (result[0] === 'go') return { go: true, ambiguous: result[1] === '1', attempts: Number(result[2]) };
-      const entry = parse(await redis.hgetall(key(ej, invoice)))!;
-      return { go: false, state: result[0] as 'confirmed' | 'rejected' | 'busy', entry };
+      if (result[0] === 'go') {
+        return {
+          go: true,
+          token: attemptToken,
+          ambiguous: result[1] === '1',
+          attempts: Number(result[2]),
+          resends: Number(result[3]),
+          resend: result[4] === '1',
+          body: result[5] as string,
+        };
+      }
+      const entry = await read(entryKey);
+      if (result[0] === 'collision') return { go: false, state: 'collision', owner: result[1] as string, entry };
+      return { go: false, state: result[0] as 'confirmed', entry };
     },
-    async confirm(ej, invoice, outcome) {
-      await set(ej, invoice, {
-        state: 'confirmed',
-        warnings: outcome.warnings ? '1' : '0',
-        ...(outcome.transactionId ? { transaction_id: outcome.transactionId } : {}),
-        ...(outcome.note ? { note: outcome.note } : {}),
-      });
+    async settle(ej, invoice, attemptToken, outcome) {
+      const now = clock();
+      const entryKey = key(ej, invoice);
+      const written = await redis.eval(
+        SETTLE,
+        4,
+        entryKey,
+        historyKey(entryKey),
+        openKey,
+        keys.counters,
+        attemptToken,
+        outcome.kind,
+        now.toISOString(),
+        // An unknown is looked at again by the resolver's sweep if its job has not settled it by then.
+        now.getTime() + options.leaseMs,
+        outcome.note ?? '',
+        outcome.kind === 'confirmed' ? (outcome.transactionId ?? '') : '',
+        outcome.kind === 'confirmed' && outcome.warnings ? '1' : '0',
+        HISTORY_MAX,
+        outcome.kind === 'rejected' || outcome.kind === 'unresolved' ? outcome.code : '',
+      );
+      return Number(written) === 1;
     },
-    markUnknown: (ej, invoice, note) => set(ej, invoice, { state: 'unknown', ambiguous: '1', note }),
-    release: (ej, invoice, note) => set(ej, invoice, { state: 'pending', note }),
-    reject: (ej, invoice, note) => set(ej, invoice, { state: 'rejected', note }),
+    async holds(ej, invoice, attemptToken) {
+      const [state, held] = await redis.hmget(key(ej, invoice), 'state', 'token');
+      return state === 'in_flight' && held === attemptToken;
+    },
+    async withdraw(ej, invoice, record) {
+      const entryKey = key(ej, invoice);
+      const done = await redis.eval(WITHDRAW, 5, entryKey, keys.vatLedgerIndex, keys.vatLedgerOfRecord(record), historyKey(entryKey), openKey, record);
+      return Number(done) === 1;
+    },
     async reopen(ej, invoice) {
-      const entry = parse(await redis.hgetall(key(ej, invoice)));
+      const entry = await read(key(ej, invoice));
       if (entry?.state !== 'rejected') return false;
-      await set(ej, invoice, { state: 'pending', note: 'reopened for a replay' });
+      await redis.hset(key(ej, invoice), { state: 'pending', note: 'reopened for a replay', updated_at: clock().toISOString() });
       return true;
     },
-    async get(ej, invoice) {
-      return parse(await redis.hgetall(key(ej, invoice)));
+    async operator(ej, invoice, action, actor) {
+      const now = clock();
+      const entryKey = key(ej, invoice);
+      const result = (await redis.eval(OPERATOR, 3, entryKey, historyKey(entryKey), openKey, action, actor, now.toISOString(), now.getTime(), HISTORY_MAX)) as string[];
+      if (result[0] === 'ok') return { ok: true, from: result[1] as LedgerState };
+      return { ok: false, reason: result[1] as string };
+    },
+    get: (ej, invoice) => read(key(ej, invoice)),
+    async history(ej, invoice) {
+      const lines = await redis.lrange(historyKey(key(ej, invoice)), 0, -1);
+      return lines.flatMap((line) => {
+        try {
+          const parsed = LedgerAttempt.safeParse(JSON.parse(line));
+          return parsed.success ? [parsed.data] : [];
+        } catch {
+          return [];
+        }
+      });
     },
     async forRecord(record) {
-      const members = await redis.smembers(keys.vatLedgerOfRecord(record));
-      const entries = await Promise.all(members.map(async (member) => parse(await redis.hgetall(member))));
+      const members = (await redis.smembers(keys.vatLedgerOfRecord(record))).sort();
+      const entries = await Promise.all(members.map(read));
       return entries.filter((e): e is LedgerEntry => e !== undefined);
     },
     async *entries() {
@@ -163,10 +288,24 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
         const [next, members] = await redis.sscan(keys.vatLedgerIndex, cursor, 'COUNT', 200);
         cursor = next;
         for (const member of members) {
-          const entry = parse(await redis.hgetall(member));
+          const entry = await read(member);
           if (entry) yield [member, entry];
         }
       } while (cursor !== '0');
+    },
+    due: (now, limit) => redis.zrangebyscore(openKey, '-inf', now, 'LIMIT', 0, limit),
+    byKey: read,
+    async postpone(entryKey, at) {
+      await redis.zadd(openKey, 'XX', at, entryKey);
+    },
+    async noteRefund(invoice, refund, standing) {
+      await redis.hset(refundsKey(invoice), refund, standing);
+    },
+    async openRefundsOf(invoice) {
+      const all = await redis.hgetall(refundsKey(invoice));
+      return Object.entries(all)
+        .filter(([, standing]) => standing === 'open')
+        .map(([refund]) => refund);
     },
   };
 }

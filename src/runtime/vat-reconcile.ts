@@ -1,7 +1,7 @@
 import type { DraftReturnBoxes } from '../api/schemas/index.js';
 import { Money, formatMoney, money, type Decimal } from '../domain/money.js';
 import type { LedgerEntry, LedgerState } from '../queue/vat-ledger.js';
-import { reportingPeriodRange } from '../mapping/vat.js';
+import { reportingPeriodRange } from '../mapping/vat/index.js';
 
 /**
  * `taxsync vat reconcile` (PURE): the ledger's confirmed VAT submissions of a period against a
@@ -117,7 +117,7 @@ export interface ReconcileReport {
   period: ReportingPeriodSpan;
   ledger: {
     confirmed: Totals & { by_currency: CurrencyTotals[]; by_entity_jurisdiction: JurisdictionTotals[] };
-    /** pending, in_flight or unknown: the outcome is open, so the comparison is uncertain. */
+    /** pending, in_flight, unknown or unresolved: the outcome is open, so the comparison is uncertain. */
     uncertain: OpenEntry[];
     rejected: OpenEntry[];
   };
@@ -230,7 +230,7 @@ export function reconcile(input: ReconcileInput): ReconcileReport {
         ),
       },
       uncertain: sortBy(
-        of.filter((e) => e.entry.state === 'pending' || e.entry.state === 'in_flight' || e.entry.state === 'unknown').map(open),
+        of.filter((e) => e.entry.state === 'pending' || e.entry.state === 'in_flight' || e.entry.state === 'unknown' || e.entry.state === 'unresolved').map(open),
         (o) => `${o.entity_jurisdiction} ${o.invoice_number}`,
       ),
       rejected: sortBy(

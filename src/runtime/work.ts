@@ -23,6 +23,7 @@ import { createRefundLedger } from '../queue/refund-ledger.js';
 import { createRequeuer } from '../queue/requeue.js';
 import { createRecordWorker } from '../queue/worker.js';
 import { scheduleRetention } from './dlq-retention-schedule.js';
+import { createVatResolver, scheduleVatResolver } from './vat-resolver.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** The queues `taxsync work` can run; vat-submissions only runs when VAT is configured. */
@@ -70,6 +71,7 @@ export async function startWork(deps: {
   const retry = config.queue.retry;
   const requeuer = createRequeuer({ queues, records, retry });
   const mapping = deps.settings.mapping;
+  const vatLedger = createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs });
   deps.metrics?.watchQueues(queueSource(queues, connection, keys));
 
   const handlers: Record<WorkableQueue, RecordHandler> = {
@@ -81,7 +83,13 @@ export async function startWork(deps: {
     transactions: createTransactionHandler({ tax: deps.tax, records, ledger: createRefundLedger(state, keys), settings: mapping }),
     'vat-submissions': createVatHandler({
       vat: deps.vat,
-      ledger: createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs }),
+      ledger: vatLedger,
+      records,
+      requeue: async (record) => {
+        await records.reopen(record);
+        await requeuer.ensureQueued(record);
+      },
+      unknownLimit: config.queue.vat.unknownLimit,
       settings: deps.settings.vat,
       reference: createVatReferenceData(deps.vat, deps.settings.vat, { ttlMs: config.queue.vat.referenceTtlMs }),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
@@ -134,6 +142,19 @@ export async function startWork(deps: {
     clearInterval(timer);
     return Promise.resolve();
   });
+  if (wanted.includes(QUEUE_NAMES.vatSubmissions)) {
+    const resolver = createVatResolver({
+      ledger: vatLedger,
+      records,
+      requeuer,
+      queue: queues[QUEUE_NAMES.vatSubmissions],
+      redis: state,
+      keys,
+      intervalMs: config.queue.vat.resolverIntervalMs,
+      backoff: { baseMs: config.queue.retry.vat.baseMs, capMs: config.queue.retry.vat.capMs },
+    });
+    scheduleVatResolver(resolver, { intervalMs: config.queue.vat.resolverIntervalMs, logger, lifecycle });
+  }
   // Registered last, so it stops first, while its queues and connection are still open.
   scheduleRetention({ config, deadLetters, connect: () => createRedis(deps.redisTarget, 'worker', { connectionName: 'taxsync-retention' }), keys, logger, lifecycle });
   await Promise.all(workers.map((w) => w.waitUntilReady()));

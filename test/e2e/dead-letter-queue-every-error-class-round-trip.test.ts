@@ -215,9 +215,11 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     await post(erpInvoice('INV-EMPTY', 1, []));
     ids.MAPPING_INVALID = (await entryOf('MAPPING_INVALID', 'INV-EMPTY')).id;
 
-    // waiting: a refund whose invoice never arrives (TAXSYNC_WAIT_DEADLINE_S=1).
+    // waiting: a refund whose invoice never arrives (TAXSYNC_WAIT_DEADLINE_S=1). Its VAT correction
+    // waits for the invoice too (issue 15), and runs out the same way on the vat-submissions queue.
     await post(erpRefund('R-ORPHAN', 2, 'INV-LATE', '10.00'));
     ids.WAITING_EXPIRED = (await entryOf('WAITING_EXPIRED', 'R-ORPHAN')).id;
+    await eventually(async () => (await deadLetters.list({ limit: 100 })).filter((e) => e.record?.external_id === 'R-ORPHAN').length === 2, 60_000);
 
     // A refund lock left by a crashed worker (never dead-lettered: the refund goes once the lock
     // expires), and internal (Redis answers an error mid-job).
@@ -250,8 +252,8 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     // ---- Review: what is there, and why ----------------------------------------------------
     const stats = await json<{ total: number; by_queue: Record<string, number>; by_code: Record<string, number> }>(['dlq', 'stats']);
     expect(stats).toEqual({
-      total: 17,
-      by_queue: { customers: 7, transactions: 7, 'vat-submissions': 2, ingest: 1 },
+      total: 18,
+      by_queue: { customers: 7, transactions: 7, 'vat-submissions': 3, ingest: 1 },
       by_code: {
         API_AUTH_FAILED: 1,
         API_UNAUTHORIZED: 1,
@@ -263,7 +265,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
         API_UNEXPECTED_STATUS: 1,
         API_INVALID: 1,
         MAPPING_INVALID: 2,
-        WAITING_EXPIRED: 1,
+        WAITING_EXPIRED: 2,
         INTERNAL_ERROR: 1,
         INVALID_PAYLOAD: 1,
         JOB_INVALID: 1,
@@ -276,12 +278,12 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     expect(table.code).toBe(0);
     const rows = table.stdout.trimEnd().split('\n');
     expect(rows[0]).toMatch(/^ID\s+LAST FAILED\s+QUEUE\s+CODE\s+SUBJECT\s+MESSAGE$/);
-    expect(rows).toHaveLength(1 + 17 + 1);
-    expect(rows.at(-1)).toBe('17 of 17 shown');
+    expect(rows).toHaveLength(1 + 18 + 1);
+    expect(rows.at(-1)).toBe('18 of 18 shown');
     expect(rows[1]).toContain('MAPPING_INVALID');
     expect(rows[1]).toContain('vat api/VAT-BADNR');
     const page = await json<{ total: number; entries: DeadLetterEntry[] }>(['dlq', 'list', '--limit', '5', '--offset', '2']);
-    expect(page.total).toBe(17);
+    expect(page.total).toBe(18);
     expect(page.entries.map((e) => e.id)).toEqual(
       (await json<{ entries: DeadLetterEntry[] }>(['dlq', 'list', '--limit', '100'])).entries.slice(2, 7).map((e) => e.id),
     );
@@ -290,10 +292,10 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     const listed = async (...filter: string[]) => (await json<{ entries: DeadLetterEntry[] }>(['dlq', 'list', '--limit', '100', ...filter])).entries;
     const subjects = (entries: DeadLetterEntry[]) => entries.map((e) => `${e.error.code} ${e.record?.external_id ?? '-'}`).sort();
     expect(subjects(await listed('--queue', 'ingest'))).toEqual(['INVALID_PAYLOAD -']);
-    expect(subjects(await listed('--queue', 'vat-submissions'))).toEqual(['MAPPING_INVALID VAT-BADNR', 'VAT_DUPLICATE VAT-DUP']);
+    expect(subjects(await listed('--queue', 'vat-submissions'))).toEqual(['MAPPING_INVALID VAT-BADNR', 'VAT_DUPLICATE VAT-DUP', 'WAITING_EXPIRED R-ORPHAN']);
     expect(subjects(await listed('--code', 'api_server_error'))).toEqual(['API_SERVER_ERROR INV-OUT-1', 'API_SERVER_ERROR INV-OUT-2']);
     expect(subjects(await listed('--source', 'erp'))).toEqual(['INVALID_PAYLOAD -']); // the connector of a kept delivery
-    expect(await listed('--source', 'api')).toHaveLength(15); // every entry with a record
+    expect(await listed('--source', 'api')).toHaveLength(16); // every entry with a record
     expect(subjects(await listed('--external-id', 'c-404'))).toEqual(['API_NOT_FOUND c-404']);
     expect(subjects(await listed('--text', 'MORE THAN THE WHOLE'))).toEqual(['API_INVALID R-422']);
     expect(subjects(await listed('--since', outageFrom.toISOString(), '--until', outageTo.toISOString()))).toEqual([
@@ -387,7 +389,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     // ---- the other fixes, then replay -------------------------------------------------------
     await post(erpInvoice('INV-LATE', 1, [LINE])); // the invoice the refund waited for
     await eventually(() => inEngine('INV-LATE'), 60_000);
-    expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', '--external-id', 'R-ORPHAN', '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 1 });
+    expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', '--external-id', 'R-ORPHAN', '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 2 });
     await ctx.redis.del(keys.refunds('transaction|api|INV-BROKEN'));
     expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', ids.INTERNAL_ERROR, '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 1 });
     await eventually(async () => (await inEngine('R-ORPHAN')) && (await inEngine('R-BUSY')) && (await inEngine('R-BROKEN')), 60_000);
@@ -431,7 +433,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
       ['replay', 1, '1 replayed', [ids.MAPPING_INVALID]],
       ['edit', 1, expect.stringContaining('edited event (data.customer.tax_number)'), [badVatNumber.id]],
       ['replay', 1, '1 replayed', [badVatNumber.id]],
-      ['replay', 1, '1 replayed', { external_id: 'R-ORPHAN' }],
+      ['replay', 2, '2 replayed', { external_id: 'R-ORPHAN' }],
       ['replay', 1, '1 replayed', [ids.INTERNAL_ERROR]],
       ['replay', 1, '1 still-invalid', [ids.INVALID_PAYLOAD]],
       ['edit', 1, expect.stringContaining('edited raw body (occurred_at)'), [ids.INVALID_PAYLOAD]],

@@ -41,7 +41,7 @@ describe('VAT submissions under server errors and dropped connections', () => {
     const metrics = createMetrics({ defaultMetrics: false });
     await pipeline.startWorker(
       'vat-submissions',
-      createVatHandler({ vat: api.vat, ledger, settings, metrics, reference: createVatReferenceData(api.vat, settings, { ttlMs: 60_000 }) }),
+      createVatHandler({ vat: api.vat, ledger, settings, metrics, records: pipeline.records, reference: createVatReferenceData(api.vat, settings, { ttlMs: 60_000 }) }),
       { concurrency: 8 },
     );
     emulator.faults.set(

@@ -5,7 +5,7 @@ import { Secret } from '../../src/config/secret.js';
 import { hasCode } from '../../src/domain/errors.js';
 import { DEFAULT_CLIENT, VAT_TRANSACTION_TYPES, startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { createKeys } from '../../src/queue/keys.js';
-import { createVatLedger, type VatLedger } from '../../src/queue/vat-ledger.js';
+import { createVatLedger, type Outcome, type VatLedger } from '../../src/queue/vat-ledger.js';
 import {
   approveFiling,
   closeRegistration,
@@ -79,13 +79,17 @@ describe('taxsync vat commands (emulator + real Redis)', () => {
       vat: b.vat,
       currency: b.currency,
     };
-    await ledger.begin(b.entity_jurisdiction, b.invoice_number, facts);
+    const claim = await ledger.begin(b.entity_jurisdiction, b.invoice_number, facts);
+    if (!claim.go) throw new Error(`not claimed: ${claim.state}`);
+    const settle = async (outcome: Outcome) => {
+      await ledger.settle(b.entity_jurisdiction, b.invoice_number, claim.token, outcome);
+    };
     const state = options.state ?? 'confirmed';
-    if (state === 'unknown') return ledger.markUnknown(b.entity_jurisdiction, b.invoice_number, 'timeout');
-    if (state === 'rejected') return ledger.reject(b.entity_jurisdiction, b.invoice_number, 'API_INVALID: vat_number');
+    if (state === 'unknown') return settle({ kind: 'unknown', note: 'timeout' });
+    if (state === 'rejected') return settle({ kind: 'rejected', note: 'vat_number', code: 'API_INVALID' });
     let transactionId: string | undefined;
     if (options.send !== false) transactionId = (await api.vat.submitTransaction(b)).transaction.id;
-    await ledger.confirm(b.entity_jurisdiction, b.invoice_number, { warnings: false, ...(transactionId ? { transactionId } : {}) });
+    await settle({ kind: 'confirmed', warnings: false, ...(transactionId ? { transactionId } : {}) });
   }
 
   it('types: the transaction types list', async () => {

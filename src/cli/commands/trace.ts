@@ -4,7 +4,7 @@ import { createRedis } from '../../queue/connection.js';
 import { createKeys } from '../../queue/keys.js';
 import { createRecordStore } from '../../queue/record-state.js';
 import { readTrace, type TraceEntry } from '../../queue/trace.js';
-import { createVatLedger, type LedgerEntry } from '../../queue/vat-ledger.js';
+import { createVatLedger, type LedgerAttempt, type LedgerEntry } from '../../queue/vat-ledger.js';
 import { boot } from '../../runtime/boot.js';
 import { clientRedis } from '../../runtime/find-daemon.js';
 
@@ -34,10 +34,12 @@ interface LedgerView {
   transaction_id: string | undefined;
   note: string | undefined;
   updated_at: string | undefined;
+  /** Every attempt: time, outcome, body hash (docs/vat.md, "The ledger"). */
+  history: LedgerAttempt[];
 }
 
 /** The ledger keeps the body it sent: the invoice number and entity jurisdiction come from there. */
-function ledgerView(entry: LedgerEntry): LedgerView {
+function ledgerView(entry: LedgerEntry, history: LedgerAttempt[] = []): LedgerView {
   let body: { invoice_number?: unknown; entity_jurisdiction?: unknown } = {};
   try {
     if (entry.body !== undefined) body = JSON.parse(entry.body) as typeof body;
@@ -46,8 +48,8 @@ function ledgerView(entry: LedgerEntry): LedgerView {
   }
   return {
     state: entry.state,
-    invoice_number: typeof body.invoice_number === 'string' ? body.invoice_number : undefined,
-    entity_jurisdiction: typeof body.entity_jurisdiction === 'string' ? body.entity_jurisdiction : undefined,
+    invoice_number: entry.invoice_number ?? (typeof body.invoice_number === 'string' ? body.invoice_number : undefined),
+    entity_jurisdiction: entry.entity_jurisdiction ?? (typeof body.entity_jurisdiction === 'string' ? body.entity_jurisdiction : undefined),
     reporting_period: entry.reporting_period,
     net: entry.net,
     vat: entry.vat,
@@ -58,6 +60,7 @@ function ledgerView(entry: LedgerEntry): LedgerView {
     transaction_id: entry.transaction_id,
     note: entry.note,
     updated_at: entry.updated_at,
+    history,
   };
 }
 
@@ -73,7 +76,8 @@ function renderLedger(entry: LedgerView): string {
     entry.transaction_id ? `transaction ${entry.transaction_id}` : undefined,
     entry.note,
   ];
-  return `  ${parts.filter(Boolean).join(' · ')}`;
+  const attempts = entry.history.map((h) => `      ${h.at}  #${h.attempt} ${h.outcome}${h.body_hash ? ` · body ${h.body_hash.slice(0, 12)}` : ''}${h.note ? ` · ${h.note}` : ''}`);
+  return [`  ${parts.filter(Boolean).join(' · ')}`, ...attempts].join('\n');
 }
 
 function render(view: RecordView): string {
@@ -117,7 +121,15 @@ export function registerTraceCommand(program: Command): void {
             tax_id: state.taxId,
             waiting_since: state.waitingSince ? new Date(state.waitingSince).toISOString() : undefined,
             history,
-            ...(kind === 'vat' ? { vat_ledger: ledgerEntries.map(ledgerView) } : {}),
+            ...(kind === 'vat'
+              ? {
+                  vat_ledger: await Promise.all(
+                    ledgerEntries.map(async (e) =>
+                      ledgerView(e, e.entity_jurisdiction && e.invoice_number ? await ledger.history(e.entity_jurisdiction, e.invoice_number) : []),
+                    ),
+                  ),
+                }
+              : {}),
           });
         }
         if (options.json) process.stdout.write(`${JSON.stringify(views)}\n`);

@@ -22,6 +22,7 @@ import {
   updateRegistration,
 } from '../../runtime/vat-commands.js';
 import { EMULATOR_BOX_LAYOUT, renderReconcile, type BoxLayout } from '../../runtime/vat-reconcile.js';
+import { registerVatLedgerCommands } from './vat-ledger.js';
 
 interface Json {
   json?: boolean;
@@ -365,4 +366,6 @@ export function registerVatCommands(program: Command): void {
         });
       },
     );
+
+  registerVatLedgerCommands(vat, { run, print });
 }

@@ -34,12 +34,21 @@ type Amount = Decimal;
 const PAID_STATES = new Set(['paid', 'partially_refunded', 'refunded']);
 
 /**
- * One id per change of a record: resource, record id and the record's own change time. The same
- * change delivered by orders/updated and orders/paid (or retried for hours) has one id.
+ * One id per change of a record: resource, record id and the record's own change time, and for
+ * orders their status: updated_at has one-second resolution, so a payment and a cancellation of
+ * the same second are two changes (two ids), while the same change delivered by orders/updated
+ * and orders/paid (or retried for hours) has one id.
  */
-export function shopifyEventId(resource: 'orders' | 'refunds' | 'customers', id: string, changedAt: string): string {
-  return `${CONNECTOR_ID}:${resource}:${id}:${utcTimestamp(changedAt)}`;
+export function shopifyEventId(resource: 'orders' | 'refunds' | 'customers', id: string, changedAt: string, status?: string): string {
+  return `${CONNECTOR_ID}:${resource}:${id}:${utcTimestamp(changedAt)}${status === undefined ? '' : `:${status}`}`;
 }
+
+/**
+ * The order of an order's states within one second (docs/connectors-shopify-woocommerce.md,
+ * "Ordering"): open < paid < cancelled. Shopify cannot reopen a cancelled order, so a cancellation
+ * is final: a state arriving after it is stale whatever its updated_at.
+ */
+const ORDER_PRECEDENCE: Readonly<Record<InvoiceData['status'], number>> = { active: 10, paid: 20, cancelled: 30 };
 
 export function mapShopifyOrder(order: ShopifyOrder, ctx: ShopifyMapContext): ShopifyMapResult {
   const cancelledTopic = ctx.topic === 'orders/cancelled';
@@ -48,9 +57,11 @@ export function mapShopifyOrder(order: ShopifyOrder, ctx: ShopifyMapContext): Sh
     kind: 'events',
     events: [
       {
-        id: shopifyEventId('orders', order.id, order.updated_at),
+        id: shopifyEventId('orders', order.id, order.updated_at, data.status),
         type: cancelledTopic ? 'invoice.cancelled' : 'invoice.upserted',
         occurred_at: utcTimestamp(order.updated_at),
+        precedence: ORDER_PRECEDENCE[data.status],
+        ...(data.status === 'cancelled' ? { final: true } : {}),
         connector: CONNECTOR_ID,
         record: { kind: 'transaction', source: ctx.source, external_id: order.id },
         data,

@@ -57,15 +57,30 @@ export function isHandledType(type: string): type is StripeEventType {
  * event with the same `evt_…` id, so a redelivery has the same canonical id, while two distinct
  * events (even within the same second) never share one.
  */
-function envelope(event: { id: string; created: number }, ctx: StripeMapContext) {
+function envelope(event: { id: string; created: number }, ctx: StripeMapContext, order: { precedence: number; final: boolean } | undefined = undefined) {
   return {
     id: `${CONNECTOR_ID}:${event.id}`,
-    // Stripe objects carry no updated_at: event.created (whole seconds) is the only ordering
-    // Stripe offers; ties are broken by arrival order in the latest-state store.
+    // Stripe objects carry no updated_at: event.created (whole seconds) is the only time Stripe
+    // offers; within one second the object's status orders its events (precedence, below).
     occurred_at: isoFromUnix(event.created),
+    ...(order === undefined ? {} : { precedence: order.precedence, ...(order.final ? { final: true } : {}) }),
     connector: CONNECTOR_ID,
     source: ctx.source,
   };
+}
+
+/**
+ * The order of an invoice's statuses (docs/connectors-stripe-erp.md, "Ordering"): open < paid |
+ * uncollectible < void. A void is final: Stripe never reopens a void invoice, so a state that
+ * arrives after the void (invoice.finalized of the same second, a late retry) is stale.
+ */
+const INVOICE_PRECEDENCE: Readonly<Record<string, number>> = { open: 10, paid: 20, uncollectible: 20, void: 30 };
+/** A credit note is issued, then possibly voided (final). */
+const CREDIT_NOTE_PRECEDENCE: Readonly<Record<string, number>> = { issued: 10, void: 20 };
+
+function invoiceOrder(status: string | null | undefined, voided: boolean): { precedence: number; final: boolean } {
+  if (voided) return { precedence: INVOICE_PRECEDENCE.void!, final: true };
+  return { precedence: INVOICE_PRECEDENCE[status ?? ''] ?? INVOICE_PRECEDENCE.open!, final: false };
 }
 
 /** Unix seconds as an ISO 8601 UTC date-time without milliseconds. */
@@ -119,10 +134,10 @@ export function mapInvoiceEvent(event: StripeInvoiceEvent, ctx: StripeMapContext
     tax_total: invoiceTaxTotal(invoice),
     total: optionalAmount(invoice.total, currency),
   });
-  const { source, ...head } = envelope(event, ctx);
-  const record = { kind: 'transaction' as const, source, external_id: invoice.id };
   // A void invoice is a cancellation whatever event reports it (invoice.updated also fires on void).
   const cancelled = invoice.status === 'void' || event.type === 'invoice.voided';
+  const { source, ...head } = envelope(event, ctx, invoiceOrder(invoice.status, cancelled));
+  const record = { kind: 'transaction' as const, source, external_id: invoice.id };
   return finalize([cancelled ? { ...head, type: 'invoice.cancelled', record, data } : { ...head, type: 'invoice.upserted', record, data }]);
 }
 
@@ -200,9 +215,10 @@ export function mapCreditNoteEvent(event: StripeCreditNoteEvent, ctx: StripeMapC
     reason: note.reason ?? undefined,
     customer: customerId !== undefined ? { external_id: customerId } : undefined,
   });
-  const { source, ...head } = envelope(event, ctx);
-  const record = { kind: 'transaction' as const, source, external_id: refundExternalId(note.id) };
   const cancelled = note.status === 'void' || event.type === 'credit_note.voided';
+  const order = cancelled ? { precedence: CREDIT_NOTE_PRECEDENCE.void!, final: true } : { precedence: CREDIT_NOTE_PRECEDENCE.issued!, final: false };
+  const { source, ...head } = envelope(event, ctx, order);
+  const record = { kind: 'transaction' as const, source, external_id: refundExternalId(note.id) };
   return finalize([cancelled ? { ...head, type: 'refund.cancelled', record, data } : { ...head, type: 'refund.created', record, data }]);
 }
 

@@ -55,14 +55,33 @@ export function wooDeliveryId(resource: 'order' | 'customer', id: string, at: st
   return `${resource}:${id}:${at}`;
 }
 
-/** One id per change of a record (same scheme as Shopify's: resource, id, change time). */
-export function wooEventId(resource: 'orders' | 'refunds' | 'customers', id: string, at: string): string {
-  return `${CONNECTOR_ID}:${resource}:${id}:${at}`;
+/**
+ * One id per change of a record (same scheme as Shopify's: resource, id, change time, and for
+ * orders their status, so two statuses of the same second are two changes).
+ */
+export function wooEventId(resource: 'orders' | 'refunds' | 'customers', id: string, at: string, status?: string): string {
+  return `${CONNECTOR_ID}:${resource}:${id}:${at}${status === undefined ? '' : `:${status}`}`;
 }
 
+/** The status is part of an order's delivery key: a status change of the same second is a new delivery. */
 export function orderDeliveryId(order: WooOrder): string {
-  return wooDeliveryId('order', order.id, changedAt(order));
+  return wooDeliveryId('order', order.id, `${changedAt(order)}:${order.status}`);
 }
+
+/**
+ * The order of an order's statuses within one second (docs/connectors-shopify-woocommerce.md,
+ * "Ordering"): pending, on-hold < processing, completed, refunded < cancelled, failed. Not final:
+ * WooCommerce lets a shop set a cancelled order back to processing.
+ */
+const ORDER_PRECEDENCE: Readonly<Record<string, number>> = {
+  pending: 10,
+  'on-hold': 10,
+  processing: 20,
+  completed: 20,
+  refunded: 20,
+  cancelled: 30,
+  failed: 30,
+};
 
 export function customerDeliveryId(customer: WooCustomer): string {
   return wooDeliveryId('customer', customer.id, changedAt(customer));
@@ -80,9 +99,10 @@ export function mapWooOrder(order: WooOrder, ctx: WooMapContext): WooMapResult {
   const customer = invoiceCustomer(order);
   const addresses = addressPair(order.billing, order.shipping);
   const invoice: CanonicalEventInput = {
-    id: wooEventId('orders', order.id, at),
+    id: wooEventId('orders', order.id, at, order.status),
     type: 'invoice.upserted',
     occurred_at: at,
+    precedence: ORDER_PRECEDENCE[order.status] ?? ORDER_PRECEDENCE.pending!,
     connector: CONNECTOR_ID,
     record: { kind: 'transaction', source: ctx.source, external_id: order.id },
     data: invoiceData(order, customer, addresses, at),

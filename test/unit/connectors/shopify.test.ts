@@ -150,7 +150,7 @@ describe('Shopify orders', () => {
       wire(parse('orders/paid', order()))[0]!.id,
       wire(parse('orders/create', order({ updated_at: '2026-11-20T10:00:03Z' })))[0]!.id,
     ];
-    expect(new Set(ids)).toEqual(new Set(['shopify:orders:5001:2026-11-20T10:00:03Z']));
+    expect(new Set(ids)).toEqual(new Set(['shopify:orders:5001:2026-11-20T10:00:03Z:paid']));
     expect(wire(parse('orders/updated', order({ updated_at: '2026-11-20T05:00:04-05:00' })))[0]!.id).not.toBe(ids[0]);
   });
 

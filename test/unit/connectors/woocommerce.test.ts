@@ -229,7 +229,7 @@ describe('WooCommerce order status', () => {
   });
 
   it.each(['checkout-draft', 'trash'])('ignores an order in status %s', (status) => {
-    expect(parse('order.updated', order({ status }))).toMatchObject({ kind: 'ignored', deliveryId: 'order:900:2026-11-20T10:05:00Z' });
+    expect(parse('order.updated', order({ status }))).toMatchObject({ kind: 'ignored', deliveryId: `order:900:2026-11-20T10:05:00Z:${status}` });
   });
 });
 
@@ -237,11 +237,11 @@ describe('WooCommerce delivery and event ids', () => {
   it('gives the same state the same delivery and event ids whichever topic carries it', () => {
     const created = parse('order.created', order());
     const updated = parse('order.updated', order());
-    expect(created).toMatchObject({ deliveryId: 'order:900:2026-11-20T10:05:00Z' });
-    expect(updated).toMatchObject({ deliveryId: 'order:900:2026-11-20T10:05:00Z' });
+    expect(created).toMatchObject({ deliveryId: 'order:900:2026-11-20T10:05:00Z:processing' });
+    expect(updated).toMatchObject({ deliveryId: 'order:900:2026-11-20T10:05:00Z:processing' });
     expect(wire(created)[0]!.id).toBe(wire(updated)[0]!.id);
     expect(wire(parse('order.updated', order({ date_modified_gmt: '2026-11-20T10:05:01' })))[0]!.id).toBe(
-      'woocommerce:orders:900:2026-11-20T10:05:01Z',
+      'woocommerce:orders:900:2026-11-20T10:05:01Z:processing',
     );
   });
 

@@ -3,7 +3,7 @@ import type { VatTransactionRequest } from '../../../src/api/schemas/vat.js';
 import type { Registration } from '../../../src/api/schemas/vat.js';
 import { validateVatTransaction } from '../../../src/mapping/vat-validation.js';
 import { VatSettings, matchRegistration, registrationRef } from '../../../src/mapping/vat-settings.js';
-import { mapVatSubmission } from '../../../src/mapping/vat.js';
+import { mapVatSubmission } from '../../../src/mapping/vat/index.js';
 import { ENTITY, keysOf, useEmulator } from '../emulator/helpers.js';
 import { bodies, businessIn, consumerIn, vatInvoice } from './vat-fixtures.js';
 

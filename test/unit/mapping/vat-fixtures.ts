@@ -3,7 +3,7 @@ import { VatTransactionRequest } from '../../../src/api/schemas/vat.js';
 import { InvoiceData } from '../../../src/domain/events.js';
 import type { MapResult } from '../../../src/mapping/result.js';
 import { VatSettings, type VatSettingsInput } from '../../../src/mapping/vat-settings.js';
-import type { VatMappingContext } from '../../../src/mapping/vat.js';
+import type { VatMappingContext } from '../../../src/mapping/vat/index.js';
 import { VAT_TRANSACTION_TYPES } from '../../../src/emulator/vat/reference-data.js';
 
 /** Entity jurisdictions of the fixture seller (established in Germany). */

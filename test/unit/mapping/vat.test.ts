@@ -12,11 +12,7 @@ import {
   reportingPeriod,
   reportingPeriodRange,
   shouldSubmit,
-  vatForCancellation,
-  vatForRefund,
-  vatForUpdate,
-} from '../../../src/mapping/vat.js';
-import { refundData } from './helpers.js';
+} from '../../../src/mapping/vat/index.js';
 import {
   EJ_AT,
   EJ_DE,
@@ -453,54 +449,5 @@ describe('every body is checked locally before it may be sent', () => {
     for (const body of bodies(mapVatSubmission(vatInvoice(), vatCtx()))) {
       expect(validateVatTransaction(body, { today: TODAY, knownTypeIds: new Set(TYPES.map((t) => t.id)), tolerance: '0' })).toEqual({});
     }
-  });
-});
-
-describe('refunds, credit notes and cancellations: not expressible once submitted', () => {
-  const settings = vatSettings();
-  const key = { kind: 'transaction' as const, source: 'api', external_id: 'refund-CN-1' };
-  const submitted = bodies(mapVatSubmission(vatInvoice(), vatCtx()));
-
-  it('a refund of a submitted invoice is invalid, "not expressible", with the amounts and the VAT transaction to correct', () => {
-    const refund = refundData({ invoice_external_id: 'INV-1001', currency: 'EUR', amount: '50', tax_amount: '9.50' });
-    const result = vatForRefund(refund, { key, settings, original: { state: 'submitted', bodies: submitted } });
-    const fields = fieldsOf(result);
-    expect(fields.net![0]).toMatch(/refund of invoice INV-1001 \(net 50, VAT 9\.5 EUR\) reduces VAT already reported in VAT transaction INV-1001 \(entity jurisdiction .*, reporting period 2025-01-01\): not expressible/);
-  });
-
-  it('waits while the invoice\'s submission is pending; ignores when the invoice was never submitted; ignores when VAT is off', () => {
-    const refund = refundData({ invoice_external_id: 'INV-1001' });
-    expect(vatForRefund(refund, { key, settings, original: { state: 'pending' } }).kind).toBe('wait');
-    expect(vatForRefund(refund, { key, settings, original: { state: 'none' } })).toMatchObject({ kind: 'ignore', reason: expect.stringMatching(/no VAT submission/) });
-    expect(vatForRefund(refund, { key, settings: vatSettings({ registrations: [] }), original: { state: 'submitted', bodies: submitted } }).kind).toBe('ignore');
-  });
-
-  it('a credit with no invoice is not expressible when VAT covers it, ignored when it is out of scope', () => {
-    const inScope = refundData({ customer: { external_id: 'C', name: 'X' }, addresses: { billing: { country: 'DE' } } });
-    expect(fieldsOf(vatForRefund(inScope, { key, settings, original: { state: 'none' } })).net![0]).toMatch(/a credit with no invoice .* not expressible/);
-    const us = vatSettings({ seller_country: 'US', registrations: [{ entity_jurisdiction: EJ_OSS, country: 'IE', scheme: 'oss' }] });
-    const outOfScope = refundData({ addresses: { billing: { country: 'US' } } });
-    expect(vatForRefund(outOfScope, { key, settings: us, original: { state: 'none' } }).kind).toBe('ignore');
-  });
-
-  it('a cancellation after submission is invalid, "not expressible"; pending waits; never submitted needs nothing', () => {
-    const ctx = { key: { kind: 'transaction' as const, source: 'api', external_id: 'INV-1001' }, settings };
-    expect(fieldsOf(vatForCancellation({}, { ...ctx, original: { state: 'submitted', bodies: submitted } })).invoice_number![0]).toMatch(/cancelled after VAT transaction INV-1001 .* was accepted: not expressible/);
-    expect(vatForCancellation({}, { ...ctx, original: { state: 'pending' } }).kind).toBe('wait');
-    expect(vatForCancellation({}, { ...ctx, original: { state: 'none' } }).kind).toBe('ignore');
-  });
-
-  it('an update: unchanged accepted bodies are not sent again, a changed one is invalid naming the field, the rest of a split is sent', () => {
-    const next = mapVatSubmission(vatInvoice({ status: 'paid' }), vatCtx());
-    expect(vatForUpdate(next, submitted)).toMatchObject({ kind: 'ignore', reason: expect.stringMatching(/already accepted, unchanged/) });
-    const changed = mapVatSubmission(vatInvoice({ lines: [{ unit_price: '120', quantity: '1', tax_rate: '0.19' }] }), vatCtx());
-    const fields = fieldsOf(vatForUpdate(changed, submitted));
-    expect(Object.keys(fields).sort()).toEqual(['gross', 'net', 'vat']);
-    expect(fields.net![0]).toMatch(/INV-1001: accepted with 100\.00, now 120\.00: changed after submission, not expressible/);
-    const split = mapVatSubmission(vatInvoice({ lines: [{ unit_price: '100', quantity: '1', tax_rate: '0.19' }, { unit_price: '50', quantity: '1', tax_rate: '0.07' }] }), vatCtx());
-    const [first, second] = bodies(split);
-    const rest = vatForUpdate(split, [first!]);
-    expect(rest.kind === 'send' && rest.body).toEqual([second]);
-    expect(fieldsOf(vatForUpdate(split, submitted)).invoice_number![0]).toMatch(/INV-1001 was accepted but the invoice no longer produces it/);
   });
 });

@@ -9,7 +9,7 @@ function entry(invoice: string, fields: Partial<LedgerEntry> = {}, ej = EJ): Key
   return {
     entity_jurisdiction: ej,
     invoice_number: invoice,
-    entry: { state: 'confirmed', ambiguous: false, attempts: 1, reporting_period: '2025-01-01', net: '100.00', vat: '19.00', currency: 'EUR', ...fields },
+    entry: { state: 'confirmed', ambiguous: false, attempts: 1, resends: 0, reporting_period: '2025-01-01', net: '100.00', vat: '19.00', currency: 'EUR', ...fields },
   };
 }
 
