@@ -28,7 +28,7 @@ export function registerDaemonCommands(program: Command): void {
       const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
       for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
       const metrics = createMetrics();
-      const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall });
+      const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift });
       await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
       const { startServe } = await import('../../runtime/serve.js');
       const served = await startServe({
@@ -66,7 +66,7 @@ export function registerDaemonCommands(program: Command): void {
       const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
       // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
       const metrics = config.metricsPort === undefined ? undefined : createMetrics();
-      const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall } : {});
+      const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift } : {});
       await startWork({
         config,
         settings,
