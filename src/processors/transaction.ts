@@ -12,7 +12,7 @@ import {
 } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
-import { deleted, found, notSent } from './outcome.js';
+import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
 import type { HandlerOutcome, RecordHandler } from './types.js';
 
 export interface TransactionHandlerDeps {
@@ -36,7 +36,12 @@ function previousRefund(event: CanonicalEvent | undefined): RefundData | undefin
  */
 export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHandler {
   async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string): Promise<HandlerOutcome> {
-    const transaction = await deps.tax.transactions.upsert(body);
+    const answer = await accepted(
+      () => deps.tax.transactions.upsert(body),
+      async () => (await deps.tax.transactions.getByKey(body.source, body.external_id)).id,
+    );
+    if (answer.kind === 'unreadable') return acceptedOutcome(what, answer, 'so it was read back by key');
+    const transaction = answer.record;
     const tax = transaction.tax?.total_tax === undefined ? '' : `, total tax ${transaction.tax.total_tax}`;
     return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}`, taxId: transaction.id };
   }
@@ -75,7 +80,9 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
         const invoiceId = event.data.invoice_external_id ?? previous?.invoice_external_id;
         const invoiceKey = invoiceId === undefined ? undefined : { kind: 'transaction' as const, source: key.source, external_id: invoiceId };
         const origin = invoiceKey ? await original(invoiceKey) : undefined;
-        if (invoiceKey && !origin) return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is not in the tax engine yet` };
+        if (invoiceKey && !origin) {
+          return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is not in the tax engine yet`, missing: { record: invoiceKey, what: 'original' } };
+        }
         const send = async (): Promise<HandlerOutcome> => {
           const refundCtx = {
             key,

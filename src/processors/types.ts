@@ -4,11 +4,29 @@ import type { Logger } from '../observability/logger.js';
 import type { RecordState } from '../queue/record-state.js';
 import type { TraceEntry } from '../queue/trace.js';
 
+/** What a waiting record waits for: indexed (`taxsync status`, the web view) and named in its dead letter. */
+export interface Missing {
+  record: RecordKey;
+  /** `original` (a refund's invoice, tax engine) and `invoice` (a refund's VAT correction) wait TAXSYNC_REFUND_WAIT. */
+  what: 'original' | 'customer' | 'invoice';
+}
+
 /** What a handler reports after doing the API work for one version of a record. */
 export type HandlerOutcome =
-  | { kind: 'done'; detail: string; status?: number; taxId?: string }
+  | {
+      kind: 'done';
+      detail: string;
+      status?: number;
+      taxId?: string;
+      /**
+       * The service accepted the write (2xx) but its id could not be learned (the answer had none
+       * readable, nor had a read back): the record is applied, its state keeps no tax engine id,
+       * and an exemption's pending-create mark stays so its next write looks for it first.
+       */
+      idUnknown?: boolean;
+    }
   /** Something it needs is not in the tax engine yet (a refund's invoice, an exemption's customer). */
-  | { kind: 'wait'; reason: string };
+  | { kind: 'wait'; reason: string; missing?: Missing };
 
 export interface HandlerContext {
   record: RecordKey;

@@ -4,6 +4,7 @@ import type { Settings } from '../config/settings.js';
 import { buildApp } from '../http/app.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
+import { createWaitingIndex } from '../processors/waiting.js';
 import { answers, closeQueues, createQueues, createRedis, WEBHOOK_COMMAND_TIMEOUT_MS, type RedisTarget } from '../queue/connection.js';
 import { createAuditLog } from '../queue/audit.js';
 import { createKeys } from '../queue/keys.js';
@@ -69,6 +70,7 @@ export async function startServe(deps: {
             token: config.adminToken,
             queues: Object.values(queues),
             dlq: (actor: string) => ({ ...dlq, audit: createAuditLog(connection, keys, { actor }) }),
+            waiting: () => createWaitingIndex(connection, keys).list({ limit: 50 }),
           },
         }),
   });

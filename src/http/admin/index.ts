@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Secret } from '../../config/secret.js';
 import type { Logger } from '../../observability/logger.js';
+import type { WaitingList } from '../../processors/waiting.js';
 import type { DlqDeps } from '../../runtime/dlq.js';
 import { createAdminAuth, type Viewer } from './auth.js';
 import { registerBoard } from './board.js';
@@ -16,6 +17,8 @@ export interface AdminDeps {
   queues: readonly Queue[];
   /** The dead-letter tools, writing the audit log as `actor`. */
   dlq: (actor: string) => DlqDeps;
+  /** The records waiting for what they need (oldest first), shown above the dead letters. */
+  waiting?: () => Promise<WaitingList>;
   clock?: () => Date;
 }
 
@@ -57,7 +60,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps,
           auth.signOut(reply);
           return reply.redirect('/admin/login', 303);
         });
-        registerDeadLetterRoutes(guarded, { auth, dlq: deps.dlq, logger, viewerOf });
+        registerDeadLetterRoutes(guarded, { auth, dlq: deps.dlq, logger, viewerOf, ...(deps.waiting ? { waiting: deps.waiting } : {}) });
         await registerBoard(guarded, deps.queues);
       });
     },
