@@ -3,6 +3,7 @@ import { boot } from '../../runtime/boot.js';
 import { connectApi } from '../../runtime/api.js';
 import { DEV_SECRETS, webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
+import { listenError, startOrStop } from '../../runtime/lifecycle.js';
 import { resolveRedis } from '../../runtime/redis.js';
 import { serveMetrics } from '../../runtime/metrics.js';
 import { createMetrics } from '../../observability/metrics.js';
@@ -22,24 +23,27 @@ export function registerDaemonCommands(program: Command): void {
     .option('--accept-source-change', 'start although a connector source changed (every record it sends is then a new record)')
     .action(async (options: { acceptSourceChange?: boolean }) => {
       const { config, settings, logger, lifecycle } = boot('start');
-      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      // Development secrets only when no real API is configured: nothing can leak to production.
-      const secrets = webhookSecrets(config, config.usesEmulator);
-      const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
-      for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
-      const metrics = createMetrics();
-      const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift });
-      await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
-      const { startServe } = await import('../../runtime/serve.js');
-      const served = await startServe({
-        metrics,
-        config,
-        settings,
-        redisTarget,
-        logger,
-        lifecycle,
-        secrets,
-        ...(api.emulatorUrl === undefined ? {} : { emulatorUrl: api.emulatorUrl }),
+      const { secrets, api, served } = await startOrStop(lifecycle, 'start', async () => {
+        const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
+        // Development secrets only when no real API is configured: nothing can leak to production.
+        const secrets = webhookSecrets(config, config.usesEmulator);
+        const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
+        for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
+        const metrics = createMetrics();
+        const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift });
+        await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
+        const { startServe } = await import('../../runtime/serve.js');
+        const served = await startServe({
+          metrics,
+          config,
+          settings,
+          redisTarget,
+          logger,
+          lifecycle,
+          secrets,
+          ...(api.emulatorUrl === undefined ? {} : { emulatorUrl: api.emulatorUrl }),
+        });
+        return { secrets, api, served };
       });
       const dev = Object.entries(secrets)
         .filter(([id, list]) => list.length > 0 && list[0]?.reveal() === DEV_SECRETS[id])
@@ -63,23 +67,28 @@ export function registerDaemonCommands(program: Command): void {
     .option('--queue <names>', `comma-separated queues (${WORKABLE_QUEUES.join(', ')})`, parseQueues)
     .action(async (options: { queue?: WorkableQueue[] }) => {
       const { config, settings, logger, lifecycle } = boot('work');
-      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
-      const metrics = config.metricsPort === undefined ? undefined : createMetrics();
-      const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift } : {});
-      await startWork({
-        config,
-        settings,
-        redisTarget,
-        tax: api.tax,
-        vat: api.vat,
-        logger,
-        lifecycle,
-        ...(metrics ? { metrics } : {}),
-        ...(options.queue ? { queues: options.queue } : {}),
+      await startOrStop(lifecycle, 'work', async () => {
+        const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
+        // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
+        const metrics = config.metricsPort === undefined ? undefined : createMetrics();
+        const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift } : {});
+        await startWork({
+          config,
+          settings,
+          redisTarget,
+          tax: api.tax,
+          vat: api.vat,
+          logger,
+          lifecycle,
+          ...(metrics ? { metrics } : {}),
+          ...(options.queue ? { queues: options.queue } : {}),
+        });
+        if (metrics && config.metricsPort !== undefined) {
+          const port = config.metricsPort;
+          await serveMetrics({ metrics, host: config.http.host, port, logger, lifecycle }).catch((error: unknown) => {
+            throw listenError(error, { host: config.http.host, port, variable: 'TAXSYNC_METRICS_PORT' });
+          });
+        }
       });
-      if (metrics && config.metricsPort !== undefined) {
-        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle });
-      }
     });
 }
