@@ -183,7 +183,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     if (state.waitingSince === undefined) await deps.records.setFields(record, { waiting_since: String(now) });
     await waiting.start(record, since, outcome.reason, outcome.missing);
     const bound = Math.min(wait.capMs, Math.max(wait.baseMs, now - since));
-    const delay = Math.round(bound / 2 + (random() * bound) / 2);
+    // The last re-check falls on the deadline, so the dead letter comes when it says, not a whole pause later.
+    const delay = Math.min(Math.round(bound / 2 + (random() * bound) / 2), deadlineMs - (now - since) + 1);
     await trace(record, { step: 'waiting', detail: `${outcome.reason}; re-checking in ${Math.round(delay / 1000)} s` }, held);
     await job.moveToDelayed(now + delay, token);
     report('waiting');

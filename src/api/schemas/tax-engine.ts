@@ -8,9 +8,8 @@
  * Decisions where the spec says "not shown" (copy to docs/decisions.md):
  * - Token request bodies: variant A is the form {grant_type, client_id, client_secret}; variant B
  *   is taken to be JSON {client_id, client_secret}.
- * - Token responses: access_token, token_type, expires_in are required; token_type is compared
- *   case-insensitively (OAuth convention); expires_in may also arrive as a digit string and is
- *   turned into a number; variant B's expire_at is optional (expires_in is what the client uses).
+ * - Token responses as documented: access_token, token_type, expires_in (variant B also expire_at).
+ *   What the client needs of them (only access_token is essential) is TokenAnswer's, tax-answers.ts.
  * - Verify: a loose object of JWT claims; the registered numeric claims are checked when present.
  * - Address: no field is required; country must look like a country code.
  * - Customer: only source and external_id are required in the upsert body; customer_status is a
