@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
 import { CanonicalEvent } from '../../../src/domain/events.js';
+import { createCustomerHandler } from '../../../src/processors/customer.js';
 import { createExemptionHandler } from '../../../src/processors/exemption.js';
 import { createTransactionHandler } from '../../../src/processors/transaction.js';
 import { createRefundLedger } from '../../../src/queue/refund-ledger.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { useFakeApi } from '../../helpers/api-harness.js';
-import { erpExemption, erpInvoice, erpRefund, type ErpEvent } from '../../helpers/erp-events.js';
+import { erpCustomer, erpExemption, erpInvoice, erpRefund, type ErpEvent } from '../../helpers/erp-events.js';
 import { answerJson, jsonBody, replyJson } from '../../helpers/fake-api.js';
 import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
@@ -164,6 +165,20 @@ describe('writes accepted with answers taxsync cannot fully read', () => {
     // 80.00 ÷ 80.00 = the whole invoice.
     expect(jsonBody(puts('R-3')[0]!)).toMatchObject({ created_from: ORIGINAL_ID, refund_info: { refund_linked_percentage: '1' } });
     expect(puts('INV-3')).toHaveLength(1);
+  });
+
+  it('records a customer upsert answered 200 with only its name as done, the id read back by key', async () => {
+    ctx.api.on('PUT /v1/customers/', replyJson(200, { name: 'C-5 version 1', customer_type: 'b2b_marketplace', customer_status: null }));
+    ctx.api.on('GET /v1/customers/api/C-5', replyJson(200, { id: CUSTOMER_ID, source: 'api', external_id: 'C-5', tax_number: null }));
+    await pipeline.startWorker('customers', createCustomerHandler({ tax: ctx.connect().tax, settings: DEFAULT_SETTINGS.mapping }));
+
+    await pipeline.producer.accept({ events: [canonical(erpCustomer('C-5', 1))] });
+    const customer = { kind: 'customer' as const, source: 'api', external_id: 'C-5' };
+    await eventually(async () => (await pipeline.records.read(customer)).appliedSeq === 1);
+
+    expect((await pipeline.records.read(customer)).taxId).toBe(CUSTOMER_ID);
+    expect(ctx.api.requestsTo('PUT /v1/customers/')).toHaveLength(1);
+    expect(await pipeline.deadLetters.count()).toBe(0);
   });
 
   describe('exemptions (no key to read them back by)', () => {
