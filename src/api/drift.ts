@@ -46,45 +46,55 @@ const isRecord = (value: unknown): value is Record<string, unknown> => value !==
 // data (an id, an email used as a key), which never reaches a log line or a metric label.
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 const keyLabel = (key: string) => (FIELD_NAME.test(key) ? key : '(key)');
-const join = (path: string, key: string) => (path === '' ? key : `${path}.${key}`);
+
+interface Core {
+  schema: z.ZodType;
+  def: Def;
+  optional: boolean;
+  nullable: boolean;
+  /** For a plain leaf (no check, no format): the JavaScript type its values have. */
+  plain?: 'string' | 'boolean' | 'number';
+}
+
+// Answers are compared with the same few schemas again and again: each node is unwrapped once.
+const cores = new WeakMap<z.ZodType, Core>();
 
 /** Unwraps optional, nullable, default, catch, pipe… to the schema that says what the value is. */
-function core(schema: z.ZodType): { schema: z.ZodType; optional: boolean; nullable: boolean } {
+function core(schema: z.ZodType): Core {
+  const cached = cores.get(schema);
+  if (cached !== undefined) return cached;
   let optional = false;
   let nullable = false;
-  for (let current = schema; ; ) {
+  let current = schema;
+  for (;;) {
     const def = defOf(current);
-    switch (def.type) {
-      case 'optional':
-      case 'default':
-      case 'prefault':
-        optional = true;
-        current = def.innerType!;
-        continue;
-      case 'nullable':
-        nullable = true;
-        current = def.innerType!;
-        continue;
-      case 'catch':
-      case 'readonly':
-      case 'nonoptional':
-        current = def.innerType!;
-        continue;
-      case 'pipe':
-        current = def.in!;
-        continue;
-      case 'lazy':
-        current = def.getter!();
-        continue;
-      default:
-        return { schema: current, optional, nullable };
+    if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault') {
+      optional = true;
+      current = def.innerType!;
+    } else if (def.type === 'nullable') {
+      nullable = true;
+      current = def.innerType!;
+    } else if (def.type === 'catch' || def.type === 'readonly' || def.type === 'nonoptional') {
+      current = def.innerType!;
+    } else if (def.type === 'pipe') {
+      current = def.in!;
+    } else if (def.type === 'lazy') {
+      current = def.getter!();
+    } else {
+      break;
     }
   }
+  const def = defOf(current) as Def & { checks?: unknown[]; format?: string };
+  const unchecked = (def.checks === undefined || def.checks.length === 0) && def.format === undefined;
+  const plain = unchecked && (def.type === 'string' || def.type === 'boolean' || def.type === 'number') ? def.type : undefined;
+  const made: Core = { schema: current, def, optional, nullable, ...(plain ? { plain } : {}) };
+  cores.set(schema, made);
+  return made;
 }
 
 /** Whether `value` is the JavaScript kind `schema` expects (object, array, string…), before any check. */
 function sameKind(schema: z.ZodType, value: unknown): boolean {
-  const type = defOf(core(schema).schema).type;
+  const type = core(schema).def.type;
   if (type === 'object' || type === 'record') return isRecord(value);
   if (type === 'array') return Array.isArray(value);
   if (type === 'string' || type === 'enum' || type === 'template_literal') return typeof value === 'string';
@@ -100,45 +110,67 @@ function sameKind(schema: z.ZodType, value: unknown): boolean {
  */
 export function detectDrift(schema: z.ZodType, value: unknown): Drift[] {
   const found = new Map<string, Drift>();
-  const add = (path: string, kind: DriftKind) => {
-    const shown = path === '' ? '(body)' : path;
-    if (found.size < MAX_FINDINGS_PER_ANSWER) found.set(`${shown}\0${kind}`, { path: shown, kind });
+  // The path as segments ('items', '[]', 'tax'), joined only for a finding: most nodes have none.
+  const path: string[] = [];
+  const add = (kind: DriftKind, last?: string) => {
+    if (found.size >= MAX_FINDINGS_PER_ANSWER) return;
+    let shown = '';
+    for (const part of last === undefined ? path : [...path, last]) shown = part === '[]' ? `${shown}[]` : shown === '' ? part : `${shown}.${part}`;
+    if (shown === '') shown = '(body)';
+    found.set(`${shown}\0${kind}`, { path: shown, kind });
   };
 
-  function walk(node: z.ZodType, input: unknown, path: string): void {
+  function walk(node: z.ZodType, input: unknown): void {
     if (found.size >= MAX_FINDINGS_PER_ANSWER) return;
-    const { schema: inner, optional, nullable } = core(node);
-    const def = defOf(inner);
+    const { schema: inner, def, optional, nullable, plain } = core(node);
     if (def.type === 'any' || def.type === 'unknown') return;
     if (input === undefined) {
-      if (!optional) add(path, 'missing');
+      if (!optional) add('missing');
       return;
     }
     if (input === null) {
-      if (!nullable) add(path, 'null');
+      if (!nullable) add('null');
+      return;
+    }
+    if (plain !== undefined) {
+      if (typeof input !== plain || (plain === 'number' && !Number.isFinite(input))) add('wrong_type');
       return;
     }
     switch (def.type) {
       case 'object': {
-        if (!isRecord(input)) return add(path, 'wrong_type');
+        if (!isRecord(input)) return add('wrong_type');
         const shape = def.shape ?? {};
-        for (const [key, child] of Object.entries(shape)) walk(child, input[key], join(path, key));
+        for (const key in shape) {
+          path.push(key);
+          walk(shape[key]!, input[key]);
+          path.pop();
+        }
         const catchall = def.catchall === undefined ? undefined : defOf(def.catchall).type;
+        if (catchall === 'unknown' || catchall === 'any') return;
         for (const key of Object.keys(input)) {
           if (Object.hasOwn(shape, key)) continue;
-          if (catchall === undefined || catchall === 'never') add(join(path, keyLabel(key)), 'extra');
-          else if (catchall !== 'unknown' && catchall !== 'any') walk(def.catchall!, input[key], join(path, '*'));
+          if (catchall === undefined || catchall === 'never') {
+            add('extra', keyLabel(key));
+          } else {
+            path.push('*');
+            walk(def.catchall!, input[key]);
+            path.pop();
+          }
         }
         return;
       }
       case 'record': {
-        if (!isRecord(input)) return add(path, 'wrong_type');
-        for (const child of Object.values(input)) walk(def.valueType!, child, join(path, '*'));
+        if (!isRecord(input)) return add('wrong_type');
+        path.push('*');
+        for (const key in input) walk(def.valueType!, input[key]);
+        path.pop();
         return;
       }
       case 'array': {
-        if (!Array.isArray(input)) return add(path, 'wrong_type');
-        for (const item of input) walk(def.element!, item, `${path}[]`);
+        if (!Array.isArray(input)) return add('wrong_type');
+        path.push('[]');
+        for (const item of input) walk(def.element!, item);
+        path.pop();
         return;
       }
       case 'union': {
@@ -146,26 +178,26 @@ export function detectDrift(schema: z.ZodType, value: unknown): Drift[] {
         // The option the value parses under (its extra fields are still drift); else the first of
         // the same kind, whose findings say what differs.
         const chosen = options.find((o) => o.safeParse(input).success) ?? options.find((o) => sameKind(o, input));
-        if (chosen === undefined) return add(path, 'wrong_type');
-        return walk(chosen, input, path);
+        if (chosen === undefined) return add('wrong_type');
+        return walk(chosen, input);
       }
       case 'enum': {
-        if (typeof input !== 'string' && typeof input !== 'number') return add(path, 'wrong_type');
-        if (!Object.values(def.entries ?? {}).includes(input)) add(path, 'unknown_enum');
+        if (typeof input !== 'string' && typeof input !== 'number') return add('wrong_type');
+        if (!Object.values(def.entries ?? {}).includes(input)) add('unknown_enum');
         return;
       }
       case 'literal': {
         const values = def.values ?? [];
-        if (!values.includes(input)) add(path, values.some((v) => typeof v === typeof input) ? 'unknown_enum' : 'wrong_type');
+        if (!values.includes(input)) add(values.some((v) => typeof v === typeof input) ? 'unknown_enum' : 'wrong_type');
         return;
       }
       default:
-        if (!inner.safeParse(input).success) add(path, 'wrong_type');
+        if (!inner.safeParse(input).success) add('wrong_type');
     }
   }
 
   try {
-    walk(schema, value, '');
+    walk(schema, value);
   } catch {
     // A schema shape this walker does not know: report what was found so far, never fail a call.
   }
