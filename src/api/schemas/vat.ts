@@ -103,10 +103,18 @@ export type VatTransactionTypeContract = z.infer<typeof VatTransactionTypeContra
 
 const vatTransactionTypeArray = z.array(VatTransactionTypeContract);
 
-/** The transaction types list in any of its accepted shapes (a bare array, `{results}` or `{data}`). */
+/**
+ * The transaction types list in any of its accepted shapes: a bare array, `{results}` (with the
+ * count and links of a page, as the registration list has them) or `{data}`.
+ */
 export const VatTransactionTypeListContract = z.union([
   vatTransactionTypeArray,
-  z.object({ results: vatTransactionTypeArray }),
+  z.object({
+    count: z.number().int().nonnegative().optional(),
+    next: z.url().nullable().optional(),
+    previous: z.url().nullable().optional(),
+    results: vatTransactionTypeArray,
+  }),
   z.object({ data: vatTransactionTypeArray }),
 ]);
 
