@@ -13,7 +13,7 @@ export interface AuthedCaller {
   json<S extends z.ZodType>(
     req: Omit<HttpRequest, 'bearer'>,
     schemas: AnswerSchemas<S>,
-    options: { endpoint: string; vatSubmission?: boolean },
+    options: { endpoint: string; vatSubmission?: boolean; /** A POST that changes nothing (verify). */ readOnly?: boolean },
   ): Promise<{ data: z.infer<S>; status: number }>;
 }
 
@@ -53,7 +53,8 @@ export function createAuthedCaller(
     send,
     async json(req, schemas, options) {
       const res = await send(req, options);
-      return { data: readAnswer(schemas, res, { endpoint: options.endpoint, method: req.method, onDrift: observe.onDrift }), status: res.status };
+      const write = req.method !== 'GET' && options.readOnly !== true;
+      return { data: readAnswer(schemas, res, { endpoint: options.endpoint, write, onDrift: observe.onDrift }), status: res.status };
     },
   };
 }

@@ -54,14 +54,14 @@ export interface AnswerSchemas<S extends z.ZodType> {
 export function readAnswer<S extends z.ZodType>(
   schemas: AnswerSchemas<S>,
   res: HttpResponse,
-  options: { endpoint: string; method?: string; onDrift?: DriftObserver | undefined },
+  options: { endpoint: string; /** A request that changes state: its 2xx means it was applied. */ write?: boolean; onDrift?: DriftObserver | undefined },
 ): z.infer<S> {
   if (schemas.contract !== undefined && options.onDrift !== undefined) reportDrift(schemas.contract, res, options.endpoint, options.onDrift);
   const result = schemas.answer.safeParse(res.body);
   if (result.success) return result.data;
   const fields = issuesToFields(result.error.issues);
   const body = res.body === undefined ? (res.text.trim() === '' ? 'an empty body' : 'a body that is not JSON') : 'a body taxsync cannot use';
-  const write = options.method !== undefined && options.method !== 'GET';
+  const write = options.write === true;
   throw new TaxsyncError(
     'API_BAD_RESPONSE',
     `${options.endpoint} answered ${res.status} with ${body}: ${summarise(fields)}${write ? ' (the service accepted the request: do not send it again blindly)' : ''}`,

@@ -172,7 +172,7 @@ export function createTaxClient(caller: AuthedCaller): TaxClient {
   return {
     async verify() {
       const name: EndpointName = 'auth.verify';
-      return (await caller.json({ method: 'POST', path: endpointPath(name) }, ANSWERS.verify, { endpoint: endpointLabel(name) })).data;
+      return (await caller.json({ method: 'POST', path: endpointPath(name) }, ANSWERS.verify, { endpoint: endpointLabel(name), readOnly: true })).data;
     },
     customers: recordResource<CustomerRequest, Customer>(caller, 'customers', CustomerRequest, ANSWERS.customer, ANSWERS.customerPage),
     transactions: recordResource<TransactionRequest, Transaction>(caller, 'transactions', TransactionRequest, ANSWERS.transaction, ANSWERS.transactionPage),

@@ -72,11 +72,7 @@ export function createTokenFetcher(options: {
     // A 2xx token body carries the access token: keep it out of the exchange an error records.
     const response = res.exchange.response && { ...res.exchange.response, body: '[withheld: token response]' };
     const withheld = { ...res, exchange: { ...res.exchange, response } };
-    const body = readAnswer({ answer: TokenAnswer, contract: variantA ? TokenResponseA : TokenResponseB }, withheld, {
-      endpoint,
-      method: 'POST',
-      onDrift: options.onDrift,
-    });
+    const body = readAnswer({ answer: TokenAnswer, contract: variantA ? TokenResponseA : TokenResponseB }, withheld, { endpoint, onDrift: options.onDrift });
     if (body.token_type !== undefined && !/^bearer$/i.test(body.token_type.trim())) {
       // taxsync sends tokens only as Bearer: a token of another scheme would be sent as what it is not.
       throw new TaxsyncError('API_BAD_RESPONSE', `${endpoint} answered ${res.status} with a token_type other than Bearer (taxsync sends Bearer tokens only)`, {
