@@ -261,6 +261,16 @@ describe('reading answers tolerantly', () => {
     expect(ofNumbers.map((d) => `${d.path} ${d.kind}`)).toEqual(['amounts.final_transaction_amount wrong_type']);
   });
 
+  it('reads a JSON answer that starts with a byte-order mark and says it is text/plain', async () => {
+    ctx.api.on('GET /v1/customers/' + CUSTOMER_ID, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(`\uFEFF${JSON.stringify({ id: CUSTOMER_ID, source: 'api', external_id: 'C-77', name: 'Lovelace & Co' })}`);
+    });
+
+    await expect(connect().tax.customers.get(CUSTOMER_ID)).resolves.toMatchObject({ id: CUSTOMER_ID, name: 'Lovelace & Co' });
+    expect(drift).toEqual([]);
+  });
+
   it('never refuses a VAT submission answered 2xx, even with a body that is not JSON', async () => {
     ctx.api.on('POST /api/vat/v1/transactions/', (_req, res) => {
       res.writeHead(201, { 'content-type': 'text/plain' });
