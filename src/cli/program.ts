@@ -12,12 +12,16 @@ import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
 import { registerVatCommands } from './commands/vat.js';
+import { registerFaultsCommand } from './commands/faults.js';
+import { setCliVerbose } from '../runtime/boot.js';
 
 export function buildProgram(): Command {
   const program = new Command('taxsync')
     .description('Keeps the tax engine and the VAT service in step with your ERP and commerce platforms')
     .showHelpAfterError()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) })
+    .option('--verbose', 'log at info on stderr (commands other than start, serve and work log only warnings; LOG_LEVEL sets any level)')
+    .hook('preAction', (_program, action) => setCliVerbose(action.optsWithGlobals<{ verbose?: boolean }>().verbose === true));
   registerConfigCommand(program);
   registerDaemonCommands(program);
   registerEmulatorCommand(program);
@@ -28,5 +32,6 @@ export function buildProgram(): Command {
   registerDlqCommands(program);
   registerStatusCommand(program);
   registerVatCommands(program);
+  registerFaultsCommand(program);
   return program;
 }

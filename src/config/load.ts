@@ -152,7 +152,7 @@ const EnvSchema = z.object({
   TAXSYNC_CONFIG: optionalString,
   LOG_LEVEL: z.preprocess(
     (v) => (typeof v === 'string' ? blankToUndefined(v.toLowerCase()) : v),
-    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).optional(),
   ),
   TAXSYNC_ALLOW_INSECURE_HTTP: flag,
 });
@@ -231,7 +231,10 @@ function buildConfig(env: Env) {
     } satisfies Record<WebhookConnectorId, Secret[]>,
     adminToken: env.TAXSYNC_ADMIN_TOKEN,
     configFile: env.TAXSYNC_CONFIG,
-    logLevel: env.LOG_LEVEL,
+    /** The daemon's level (`start`, `serve`, `work`); default info. */
+    logLevel: env.LOG_LEVEL ?? 'info',
+    /** LOG_LEVEL as set, if it is: the other commands log at warn unless it (or --verbose) says otherwise. */
+    logLevelSet: env.LOG_LEVEL,
     dataDir: env.TAXSYNC_DATA_DIR,
     shutdownDeadlineMs: env.TAXSYNC_SHUTDOWN_DEADLINE_MS,
     allowInsecureHttp: env.TAXSYNC_ALLOW_INSECURE_HTTP,

@@ -78,6 +78,12 @@ export const Line = z.strictObject({
   /** Tax the platform charged on this line, and its rate as a fraction, when known. */
   tax_amount: Amount.optional(),
   tax_rate: Amount.optional(),
+  /**
+   * false: not a taxable supply — a donation, a gift card sold (tax is due when the card is spent,
+   * not when it is bought), a line the platform marks non-taxable. Sent so the engine computes no
+   * tax on it (docs/mapping.md, "Non-taxable lines"). Absent: taxable as the engine decides.
+   */
+  taxable: z.boolean().optional(),
 });
 export type Line = z.infer<typeof Line>;
 
@@ -141,6 +147,13 @@ export const RefundData = z.strictObject({
   /** Tax refunded, as the source computed it. */
   tax_amount: Amount.optional(),
   tax_inclusive: z.boolean().optional(),
+  /**
+   * true: `amount`, `shipping_amount` and the lines are in the pricing of the original invoice —
+   * tax included when the invoice's prices include tax — because the source reports refunds that
+   * way without saying which (Shopify's refunds/create). The mapping then takes the net amount as
+   * `amount − tax_amount` for a tax-inclusive invoice. Absent: `amount` excludes tax.
+   */
+  priced_as_invoice: z.boolean().optional(),
   lines: z.array(Line).optional(),
   reason: z.string().optional(),
   customer: InvoiceCustomer.optional(),

@@ -78,6 +78,13 @@ export function manualRateFor(line: Line, settings: MappingSettings): string | u
   );
 }
 
+/**
+ * The manual rate of a line that is not a taxable supply (a donation, a gift card sold): the spec's
+ * single override rate, so the engine computes no tax on the line whatever its location or product
+ * rules say (docs/decisions.md, "Non-taxable lines"). It wins over a configured manual rate.
+ */
+export const NOT_TAXABLE_RATE = '0';
+
 /** The items and the amount a transaction-level discount can be spread over. */
 export interface MappedLines {
   items: TransactionItemRequest[];
@@ -113,7 +120,7 @@ export function mapLines(lines: readonly Line[], settings: MappingSettings, curr
 
     const name = line.name ?? line.sku;
     const taxCode = taxCodeFor(line, settings);
-    const rate = manualRateFor(line, settings);
+    const rate = line.taxable === false ? NOT_TAXABLE_RATE : manualRateFor(line, settings);
     return {
       ...(name === undefined ? {} : { name }),
       ...(line.description === undefined ? {} : { description: line.description }),

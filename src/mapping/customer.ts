@@ -1,5 +1,5 @@
 import { CustomerRequest, type CustomerType } from '../api/schemas/tax-engine.js';
-import type { CustomerData } from '../domain/events.js';
+import type { CustomerData, InvoiceCustomer } from '../domain/events.js';
 import { addressOut } from './common.js';
 import { checked, wrongKind, type MapResult, type MappingContext } from './result.js';
 import type { MappingSettings } from './settings.js';
@@ -42,4 +42,36 @@ export function mapCustomer(data: CustomerData, ctx: MappingContext): MapResult<
   };
   const result = checked(CustomerRequest, body, what);
   return result.ok ? { kind: 'send', body: result.body } : result.result;
+}
+
+export interface InvoiceCustomerContext extends MappingContext {
+  /** The customer's own data taxsync last applied (its customer.upserted), when older than the invoice. */
+  known?: CustomerData;
+}
+
+/**
+ * The facts of an invoice's customer that the inline `customer_details.customer` cannot carry
+ * (it takes only external_id, source, name and the two timestamps): a tax-exempt flag, a customer
+ * type, a tax number, addresses. They decide how the invoice is taxed, so the processor upserts
+ * them (`PUT /v1/customers/`) before the transaction. Laid over `known` (the customer's own older
+ * record), so a fact the invoice does not state is not cleared. `ignore` when the invoice's
+ * customer states none of them: the inline customer says it all.
+ */
+export function mapInvoiceCustomer(customer: InvoiceCustomer, ctx: InvoiceCustomerContext): MapResult<CustomerRequest> {
+  const { external_id: _id, ...facts } = customer;
+  if (!hasTaxFacts(facts)) {
+    return { kind: 'ignore', reason: `customer ${customer.external_id} of the invoice states no facts beyond the inline customer's` };
+  }
+  const stated = Object.fromEntries(Object.entries(facts).filter(([, v]) => v !== undefined)) as CustomerData;
+  return mapCustomer({ ...ctx.known, ...stated }, ctx);
+}
+
+function hasTaxFacts(data: CustomerData): boolean {
+  return (
+    data.tax_exempt !== undefined ||
+    data.customer_type !== undefined ||
+    (data.tax_number !== undefined && data.tax_number !== '') ||
+    addressOut(data.addresses?.billing) !== undefined ||
+    addressOut(data.addresses?.shipping) !== undefined
+  );
 }

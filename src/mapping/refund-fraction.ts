@@ -29,6 +29,7 @@ export type Basis =
   | { ok: false; field: string; message: string };
 
 const fmt = formatDecimal;
+const PERCENTAGE = 'refund_info.refund_linked_percentage';
 
 /**
  * The invoice's amount after every discount, shipping included — the base the engine computed
@@ -51,15 +52,19 @@ const decimalOf = (text: string | undefined): Decimal | undefined =>
   text !== undefined && DECIMAL_PATTERN.test(text) ? new Money(text) : undefined;
 
 /**
- * Numerator and denominator of the fraction. The refund's `amount` excludes tax and includes
- * shipping, so it is compared with the original's amount after discounts, shipping included:
- * - tax-exclusive original: amount ÷ original net amount;
- * - tax-inclusive original: (amount + tax_amount) ÷ original gross amount when the refund states
- *   its tax, else amount ÷ (original gross amount − original tax).
+ * Numerator and denominator of the fraction, both before tax. The refund's `amount` excludes tax
+ * and includes shipping (unless `priced_as_invoice` says it follows a tax-inclusive invoice's
+ * pricing: then its net is amount − tax_amount), so it is compared with the original's amount
+ * after discounts, shipping included, net of tax:
+ * - tax-exclusive original: refund amount ÷ original amount;
+ * - tax-inclusive original: net refund amount ÷ (original gross amount − original tax). Comparing
+ *   gross amounts instead overstates the share whenever the refund's tax mix differs from the
+ *   invoice's (a refund of taxed goods from an invoice with untaxed gift cards or shipping).
+ *   Only when the original's tax is unknown, and the refund states its own, is gross compared
+ *   with gross.
  * The canonical invoice is used when known; else the engine's amounts of the original.
  */
 export function refundBasis(refund: RefundData, original: OriginalTransaction): Basis {
-  const amount = refund.amount;
   const tax = refund.tax_amount;
   let total: Decimal;
   let inclusive: boolean;
@@ -80,7 +85,7 @@ export function refundBasis(refund: RefundData, original: OriginalTransaction): 
     if (fromEngine === undefined) {
       return {
         ok: false,
-        field: 'refund_info.refund_linked_percentage',
+        field: PERCENTAGE,
         message: `the refunded share of ${original.id} cannot be computed: taxsync has neither its canonical invoice nor its amounts from the tax engine${text === undefined ? '' : ` (got ${JSON.stringify(text)})`}`,
       };
     }
@@ -91,27 +96,40 @@ export function refundBasis(refund: RefundData, original: OriginalTransaction): 
   }
 
   if (!inclusive) {
+    const amount = refund.amount;
     return { ok: true, numerator: amount, denominator: total, explanation: `refund amount ${fmt(amount)} ÷ ${described} ${fmt(total)} (excluding tax)` };
   }
-  if (tax !== undefined) {
+  const asInvoice = refund.priced_as_invoice === true;
+  if (asInvoice && tax === undefined) {
     return {
-      ok: true,
-      numerator: amount.plus(tax),
-      denominator: total,
-      explanation: `(refund amount ${fmt(amount)} + refund tax ${fmt(tax)}) ÷ ${described} ${fmt(total)} (prices include tax)`,
+      ok: false,
+      field: PERCENTAGE,
+      message: `the refund's amount ${fmt(refund.amount)} includes tax like its invoice's prices, but the refund states no tax_amount, so its net amount is unknown`,
     };
   }
+  const net = asInvoice && tax !== undefined ? refund.amount.minus(tax) : refund.amount;
+  const netShown = asInvoice ? `(refund amount ${fmt(refund.amount)} − its tax ${fmt(tax ?? ZERO)})` : `refund amount ${fmt(net)}`;
   if (originalTax !== undefined) {
+    const invoiceNet = total.minus(originalTax);
     return {
       ok: true,
-      numerator: amount,
-      denominator: total.minus(originalTax),
-      explanation: `refund amount ${fmt(amount)} ÷ (${described} ${fmt(total)} − its tax ${fmt(originalTax)}) (prices include tax)`,
+      numerator: net,
+      denominator: invoiceNet,
+      explanation: `${netShown} ÷ (${described} ${fmt(total)} − its tax ${fmt(originalTax)}) (prices include tax: net over net)`,
+    };
+  }
+  if (tax !== undefined) {
+    const gross = asInvoice ? refund.amount : refund.amount.plus(tax);
+    return {
+      ok: true,
+      numerator: gross,
+      denominator: total,
+      explanation: `refund amount with its tax ${fmt(gross)} ÷ ${described} ${fmt(total)} (prices include tax; the invoice's tax is unknown, so gross over gross)`,
     };
   }
   return {
     ok: false,
-    field: 'refund_info.refund_linked_percentage',
+    field: PERCENTAGE,
     message: `the original's prices include tax, but neither the refund's tax_amount nor the original's tax is known, so the refund's share cannot be computed exactly`,
   };
 }

@@ -113,12 +113,18 @@ function linked(
 
   const problems = new Problems();
   const lines = data.lines ?? [];
-  const items = lines.length > 0 ? mapLines(lines, ctx.settings, data.currency, problems).items : undefined;
+  const originalInclusive = original.invoice?.tax_inclusive ?? original.is_tax_inclusive;
+  // No lines (an amount-only refund): one item at the refund's net amount, never `items: []`.
+  const amountOnly = lines.length === 0;
+  const items = amountOnly
+    ? [refundItem(data, netAmount(data, originalInclusive === true), ctx)]
+    : mapLines(lines, ctx.settings, data.currency, problems).items;
   if (problems.any) return invalid(what, problems.fields);
 
   const customer = data.customer ?? original.invoice?.customer;
   const addresses = transactionAddresses(data.addresses ?? original.invoice?.addresses, ctx.settings);
-  const inclusive = data.tax_inclusive ?? original.invoice?.tax_inclusive ?? original.is_tax_inclusive;
+  // The single item is net of tax, so that refund is tax-exclusive whatever its invoice was.
+  const inclusive = amountOnly ? false : (data.tax_inclusive ?? originalInclusive);
   const body = {
     ...common(data, ctx, status),
     ...(inclusive === undefined ? {} : { is_tax_inclusive: inclusive }),
@@ -126,7 +132,7 @@ function linked(
     refund_info: { is_refund_linked: true, refund_linked_percentage: fmt(fraction) },
     ...(addresses === undefined ? {} : { addresses }),
     ...(customer === undefined ? {} : { customer_details: inlineCustomer(customer, ctx.key.source) }),
-    ...(items === undefined ? {} : { items }),
+    items,
   };
   const result = checked(TransactionRequest, body, what);
   if (!result.ok) return result.result;
@@ -155,16 +161,7 @@ function unlinked(data: RefundData, ctx: RefundContext, status: TransactionStatu
     const code = ctx.settings.tax_codes.shipping;
     if (!shipping.isZero()) shippingFee = { amount: fmt(shipping), ...(code === undefined ? {} : { tax_code: code }) };
   } else {
-    const code = ctx.settings.tax_codes.default;
-    items = [
-      {
-        name: 'Refund',
-        ...(data.reason === undefined || data.reason === '' ? {} : { description: data.reason }),
-        ...(code === undefined ? {} : { tax_code: code }),
-        unit_price: fmt(data.amount),
-        quantity: '1',
-      },
-    ];
+    items = [refundItem(data, data.amount, ctx)];
   }
   if (problems.any) return invalid(what, problems.fields);
 
@@ -181,4 +178,21 @@ function unlinked(data: RefundData, ctx: RefundContext, status: TransactionStatu
   const result = checked(TransactionRequest, body, what);
   if (!result.ok) return result.result;
   return { kind: 'send', body: result.body, fraction: ZERO, ...(notes.length === 0 ? {} : { notes }) };
+}
+
+/** The refund's amount before tax: `amount`, less its tax when it follows a tax-inclusive invoice's pricing. */
+function netAmount(data: RefundData, invoiceInclusive: boolean): Decimal {
+  return data.priced_as_invoice === true && invoiceInclusive && data.tax_amount !== undefined ? data.amount.minus(data.tax_amount) : data.amount;
+}
+
+/** One item for a refund the source gives without lines: "Refund", one unit at its net amount. */
+function refundItem(data: RefundData, net: Decimal, ctx: RefundContext): TransactionItemRequest {
+  const code = ctx.settings.tax_codes.default;
+  return {
+    name: 'Refund',
+    ...(data.reason === undefined || data.reason === '' ? {} : { description: data.reason }),
+    ...(code === undefined ? {} : { tax_code: code }),
+    unit_price: fmt(net),
+    quantity: '1',
+  };
 }

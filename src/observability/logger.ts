@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
@@ -35,6 +36,23 @@ export interface LoggerOptions {
   /** Defaults to stdout; tests pass a stream to read what was logged. */
   destination?: DestinationStream;
   base?: Record<string, unknown>;
+  /**
+   * Human-readable lines (pino-pretty) instead of JSON: the CLI's logs on a terminal's stderr.
+   * Written synchronously, so a command that exits right after logging loses nothing.
+   * @defaultValue false
+   */
+  pretty?: boolean;
+}
+
+/** pino-pretty on file descriptor 2 (stderr), or on `destination` when one is given. */
+function prettyStream(destination: DestinationStream | undefined): DestinationStream {
+  return pinoPretty({
+    sync: true,
+    colorize: destination === undefined && process.stderr.isTTY === true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'service,process',
+    ...(destination === undefined ? { destination: 2 } : { destination: destination as NodeJS.WritableStream }),
+  });
 }
 
 export function createLogger(options: LoggerOptions): Logger {
@@ -46,6 +64,6 @@ export function createLogger(options: LoggerOptions): Logger {
       serializers: { err: pino.stdSerializers.err },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    options.destination,
+    options.pretty ? prettyStream(options.destination) : options.destination,
   );
 }

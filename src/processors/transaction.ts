@@ -2,9 +2,11 @@ import type { TaxClient } from '../api/index.js';
 import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
 import { Money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
+import type { Customer, CustomerRequest } from '../api/schemas/index.js';
 import {
   mapInvoice,
   mapInvoiceCancelled,
+  mapInvoiceCustomer,
   mapRefund,
   mapRefundCancelled,
   type MappingSettings,
@@ -24,6 +26,21 @@ export interface TransactionHandlerDeps {
 
 function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undefined {
   return event?.type === 'invoice.upserted' ? event.data : undefined;
+}
+
+/** JSON with object keys sorted, so two values compare equal whatever order a service wrote them in. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/** Does the engine's customer already hold every fact of the body? (Then the upsert is skipped.) */
+function holds(engine: Customer, body: CustomerRequest): boolean {
+  const have = engine as Record<string, unknown>;
+  return Object.entries(body).every(([field, value]) => canonical(have[field]) === canonical(value));
 }
 
 function previousRefund(event: CanonicalEvent | undefined): RefundData | undefined {
@@ -61,13 +78,37 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     };
   }
 
+  /**
+   * docs/mapping.md, "Customer facts before the invoice": the invoice's customer facts (exempt flag, type,
+   * tax number, addresses) reach PUT /v1/customers/ before the transaction that relies on them,
+   * unless the customer's own record is newer than the invoice (its facts win and are already
+   * sent) or the engine already holds them. Returns the outcome that stops the invoice, if any.
+   */
+  async function customerFirst(event: CanonicalEvent, invoice: InvoiceData): Promise<HandlerOutcome | undefined> {
+    const customer = invoice.customer;
+    if (customer === undefined) return undefined;
+    const customerKey = { kind: 'customer' as const, source: event.record.source, external_id: customer.external_id };
+    const own = (await deps.records.read(customerKey)).appliedEvent;
+    const known = own?.type === 'customer.upserted' ? own : undefined;
+    if (known && Date.parse(known.occurred_at) > Date.parse(event.occurred_at)) return undefined;
+    const mapped = mapInvoiceCustomer(customer, { key: customerKey, settings: deps.settings, ...(known ? { known: known.data } : {}) });
+    if (mapped.kind === 'ignore') return undefined;
+    if (mapped.kind !== 'send') return notSent(mapped);
+    const engine = await found(() => deps.tax.customers.getByKey(customerKey.source, customerKey.external_id));
+    if (engine && holds(engine, mapped.body)) return undefined;
+    // Only that the facts are stored matters here: an answer without a readable id is fine.
+    await accepted(() => deps.tax.customers.upsert(mapped.body));
+    return undefined;
+  }
+
   return async (event, ctx) => {
     const key = ctx.record;
     const settings = deps.settings;
     switch (event.type) {
       case 'invoice.upserted': {
         const mapped = mapInvoice(event.data, { key, settings });
-        return mapped.kind === 'send' ? upsert(mapped.body, 'invoice') : notSent(mapped);
+        if (mapped.kind !== 'send') return notSent(mapped);
+        return (await customerFirst(event, event.data)) ?? upsert(mapped.body, 'invoice');
       }
       case 'invoice.cancelled': {
         const previous = previousInvoice(ctx.state.appliedEvent);

@@ -6,8 +6,9 @@ import type { Logger } from '../observability/logger.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /**
- * The API clients: the configured services, or with TAX_API_URL unset an in-process emulator on a
- * loopback port (the zero-configuration start; said at start and on /healthz).
+ * The API clients of a daemon (`start`, `work`): the configured services, or with TAX_API_URL
+ * unset an in-process emulator on a loopback port (the zero-configuration start; said at start and
+ * on /healthz). The other commands reach the daemon's emulator instead (find-daemon.ts).
  */
 export async function connectApi(
   config: Config,
@@ -27,7 +28,8 @@ export async function connectApi(
   if (config.taxApi.url === undefined) {
     // Loaded only here: a process sending to a configured API never loads the emulator.
     const { startEmulator } = await import('../emulator/index.js');
-    const emulator = await startEmulator({ port: 0, host: '127.0.0.1' });
+    // With its control API (loopback only, no auth), so `taxsync faults` can make calls fail on purpose.
+    const emulator = await startEmulator({ port: 0, host: '127.0.0.1', control: true });
     lifecycle.onShutdown('emulator', () => emulator.close());
     logger.warn({ url: emulator.url }, `TAX_API_URL is not set: sending to the built-in emulator at ${emulator.url}`);
     const clients = createApiClients({

@@ -29,10 +29,24 @@ export type DemoExpectation =
   | (Expected & { record: 'refund'; invoice_external_id: string })
   | (Expected & { record: 'exemption'; customer_external_id: string; certificate_id: string });
 
+/**
+ * A later state of a record the first deliveries created, sent once the first state went through
+ * (so it is an update of what the services already hold, not coalesced with it).
+ */
+export interface DemoUpdate {
+  delivery: DemoDelivery;
+  connector: DemoConnector;
+  record: 'invoice';
+  external_id: string;
+  /** What changed, for people. */
+  change: string;
+}
+
 export interface DemoSamples {
   run: string;
   deliveries: DemoDelivery[];
   expected: DemoExpectation[];
+  updates: DemoUpdate[];
 }
 
 /** A UUID-shaped id derived from the run, so the samples are a pure function of run and time. */
@@ -62,6 +76,7 @@ export function buildDemoSamples(options: { run: string; now: Date }): DemoSampl
     run,
     deliveries: [...shopify.deliveries, ...stripe.deliveries, ...woo.deliveries, ...erp.deliveries],
     expected: [...shopify.expected, ...stripe.expected, ...woo.expected, ...erp.expected],
+    updates: woo.updates,
   };
 }
 
@@ -315,11 +330,12 @@ function stripeSamples(run: string, now: Date): Part {
   };
 }
 
-// ——— WooCommerce: a tax-inclusive EUR order that lists one refund (Woo has no refund topic) ———
+// ——— WooCommerce: a tax-inclusive EUR order of a consumer in Munich, on hold, then paid ———
+// The zero-configuration seller is registered for VAT in Germany (src/runtime/zero-config-vat.ts):
+// this order is its German VAT sale. Paying it changes the status only, not the VAT.
 
-function wooSamples(run: string, now: Date): Part {
+function wooSamples(run: string, now: Date): Part & { updates: DemoUpdate[] } {
   const orderId = Number(`44${run}`);
-  const refundId = Number(`45${run}`);
   const address = {
     first_name: 'Greta',
     last_name: 'Gast',
@@ -332,18 +348,19 @@ function wooSamples(run: string, now: Date): Part {
     country: 'DE',
   };
   const vat = (total: string) => [{ id: 3, total, subtotal: total }];
-  const order = {
+  // Bank transfer: WooCommerce holds the order until the money arrives.
+  const onHold = {
     id: orderId,
     parent_id: 0,
     number: String(orderId),
-    status: 'completed',
+    status: 'on-hold',
     currency: 'EUR',
     version: '9.4.1',
     prices_include_tax: true,
     date_created_gmt: gmt(before(now, 5)),
-    date_paid_gmt: gmt(before(now, 5)),
-    date_completed_gmt: gmt(before(now, 3)),
-    date_modified_gmt: gmt(before(now, 1)),
+    date_paid_gmt: null,
+    date_completed_gmt: null,
+    date_modified_gmt: gmt(before(now, 4)),
     discount_total: '0.00',
     discount_tax: '0.00',
     shipping_total: '4.20',
@@ -354,7 +371,7 @@ function wooSamples(run: string, now: Date): Part {
     customer_id: Number(`77${run}`),
     billing: { ...address, email: `greta.${run}@example.org`, phone: '' },
     shipping: { ...address, phone: '' },
-    payment_method: 'paypal',
+    payment_method: 'bacs',
     created_via: 'checkout',
     line_items: [
       {
@@ -394,27 +411,33 @@ function wooSamples(run: string, now: Date): Part {
     shipping_lines: [{ id: 205, method_title: 'DHL', method_id: 'flat_rate', total: '4.20', total_tax: '0.80', taxes: [{ id: 3, total: '0.798', subtotal: '' }] }],
     fee_lines: [],
     coupon_lines: [],
-    refunds: [{ id: refundId, reason: 'Dented tin', total: '-11.90' }],
+    refunds: [],
   };
+  const paid = { ...onHold, status: 'processing', date_paid_gmt: gmt(now), date_modified_gmt: gmt(now) };
+  const delivery = (topic: 'order.created' | 'order.updated', body: unknown): DemoDelivery => ({
+    connector: 'woocommerce',
+    topic,
+    headers: {
+      'x-wc-webhook-source': 'https://shop.example.com/',
+      'x-wc-webhook-topic': topic,
+      'x-wc-webhook-resource': 'order',
+      'x-wc-webhook-event': topic.slice('order.'.length),
+      'x-wc-webhook-id': topic === 'order.created' ? '14' : '15',
+      'x-wc-webhook-delivery-id': uuidFrom(run, `woocommerce-delivery-${topic}`).replace(/-/g, ''),
+    },
+    body,
+  });
   return {
-    deliveries: [
+    deliveries: [delivery('order.created', onHold)],
+    expected: [{ connector: 'woocommerce', record: 'invoice', external_id: String(orderId) }],
+    updates: [
       {
+        delivery: delivery('order.updated', paid),
         connector: 'woocommerce',
-        topic: 'order.updated',
-        headers: {
-          'x-wc-webhook-source': 'https://shop.example.com/',
-          'x-wc-webhook-topic': 'order.updated',
-          'x-wc-webhook-resource': 'order',
-          'x-wc-webhook-event': 'updated',
-          'x-wc-webhook-id': '15',
-          'x-wc-webhook-delivery-id': uuidFrom(run, 'woocommerce-delivery').replace(/-/g, ''),
-        },
-        body: order,
+        record: 'invoice',
+        external_id: String(orderId),
+        change: 'status on-hold → processing (paid)',
       },
-    ],
-    expected: [
-      { connector: 'woocommerce', record: 'invoice', external_id: String(orderId) },
-      { connector: 'woocommerce', record: 'refund', external_id: `refund-${orderId}-${refundId}`, invoice_external_id: String(orderId) },
     ],
   };
 }

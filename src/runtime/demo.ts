@@ -5,16 +5,24 @@ import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
 import type { Settings } from '../config/settings.js';
 import { CONNECTORS } from '../connectors/registry.js';
-import { DECIMAL_PATTERN, Money } from '../domain/money.js';
+import type { RecordKey } from '../domain/record-key.js';
 import { DEFAULT_CLIENT } from '../emulator/auth.js';
+import { vatEnabled, type VatSettings } from '../mapping/index.js';
 import { found } from '../processors/outcome.js';
+import type { RedisClient } from '../queue/connection.js';
+import { createKeys } from '../queue/keys.js';
+import { createRecordStore } from '../queue/record-state.js';
+import { createVatLedger } from '../queue/vat-ledger.js';
 import { DEV_SECRETS, sourceOf } from './connectors.js';
-import { buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation } from './demo-samples.js';
+import { buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation, type DemoUpdate } from './demo-samples.js';
+import { filingHint, vatRecordSettled, vatRow, type DemoFilingHint, type DemoVatRow, type VatStateDeps } from './demo-vat.js';
 
 /**
  * `taxsync demo`: sends signed sample deliveries of every connector to a running daemon and
- * watches them arrive in its built-in emulator. It refuses any daemon that does not say on
- * /healthz that it sends to the built-in emulator: sample data never reaches a real tax engine.
+ * watches them arrive in its built-in emulator, on the tax engine's side and on the VAT
+ * service's; then it sends an update of the VAT invoice and shows what became of it. It refuses
+ * any daemon that does not say on /healthz that it sends to the built-in emulator: sample data
+ * never reaches a real tax engine.
  */
 
 export const DEMO_CONNECTORS: readonly DemoConnector[] = ['shopify', 'stripe', 'woocommerce', 'erp'];
@@ -26,7 +34,13 @@ export interface DemoOptions {
   secrets: Readonly<Record<DemoConnector, string>>;
   /** The source each connector's records carry (the daemon's settings). */
   sources: Readonly<Record<DemoConnector, string>>;
-  /** How long to wait for every record, from the last delivery. Default 30 s. */
+  /** The daemon's Redis: each record's trace and VAT ledger are read there. */
+  redis: RedisClient;
+  /** The daemon's TAXSYNC_PREFIX. */
+  prefix: string;
+  /** The daemon's VAT settings; with VAT off nothing is expected on the VAT side. */
+  vat: VatSettings;
+  /** How long to wait for every record, from the last delivery (and again after the update). Default 30 s. */
   deadlineMs?: number;
   pollIntervalMs?: number;
   /** Digits that make this run's ids unique; default random. */
@@ -67,6 +81,8 @@ export interface DemoResult {
   emulator: string;
   deliveries: { connector: DemoConnector; topic: string; status: number; accepted: number }[];
   records: DemoRecord[];
+  /** The VAT side, when the daemon has VAT on: each sample invoice and refund, and each update. */
+  vat: { enabled: boolean; rows: DemoVatRow[]; filing?: DemoFilingHint };
   /** One line naming what did not arrive; undefined when everything did. */
   reason?: string;
 }
@@ -74,16 +90,6 @@ export interface DemoResult {
 /** Thrown when the demo cannot run at all (no daemon, not the emulator, a delivery refused). */
 export class DemoRefused extends Error {
   override readonly name = 'DemoRefused';
-}
-
-/**
- * The daemon's URL when none is given: its configured port on loopback (a wildcard listen
- * address is reachable there), or its configured host.
- */
-export function defaultDaemonUrl(config: Pick<Config, 'http'>): string {
-  const { host, port } = config.http;
-  const target = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
-  return `http://${target.includes(':') ? `[${target}]` : target}:${port}`;
 }
 
 /** What the daemon signs with: the configured secret (the first during a rotation), else the development one. */
@@ -210,7 +216,7 @@ function transactionView(tx: Transaction): Omit<DemoRecord, 'connector' | 'recor
     arrived: true,
     tax_id: tx.id,
     ...(tx.currency_details?.currency ? { currency: tx.currency_details.currency } : {}),
-    // A refund sent without lines (WooCommerce lists none) has no amount of its own: its fraction says it all.
+    // A linked refund the source gives without lines (WooCommerce) is one "Refund" item at its net amount.
     ...(tx.amounts?.final_transaction_amount && (tx.items ?? []).length > 0 ? { amount: tx.amounts.final_transaction_amount } : {}),
     ...(tx.tax?.total_tax ? { total_tax: tx.tax.total_tax } : {}),
   };
@@ -227,12 +233,29 @@ function exemptionDetail(exemption: Exemption, customerExternalId: string): stri
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+const names = (list: readonly { connector: string; record: string; external_id: string }[]) =>
+  list.map((r) => `${r.connector} ${r.record} ${r.external_id}`).join(', ');
+
+/** The samples whose VAT path the demo follows: every invoice and refund. */
+type VatSample = { connector: DemoConnector; record: 'invoice' | 'refund'; source: string; external_id: string; change?: string; seq: number };
+
 /** Runs the demo against a daemon; throws DemoRefused when it cannot, answers ok: false when records are missing. */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const clock = options.clock ?? (() => new Date());
   const daemon = options.url.replace(/\/+$/, '');
   const emulator = await emulatorOf(daemon);
   const api = createApiClients({ taxUrl: emulator, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
+  const keys = createKeys(options.prefix);
+  const state: VatStateDeps = {
+    redis: options.redis,
+    keys,
+    records: createRecordStore(options.redis, keys),
+    // Only read here (forRecord): the lease matters to writers alone.
+    ledger: createVatLedger(options.redis, keys, { leaseMs: 60_000 }),
+  };
+  const vatOn = vatEnabled(options.vat);
+  const deadlineMs = options.deadlineMs ?? 30_000;
+  const poll = options.pollIntervalMs ?? 250;
   try {
     // Reach the emulator before sending anything: a daemon on another machine reports a loopback URL.
     try {
@@ -246,25 +269,75 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       deliveries.push(await send(daemon, delivery, options.secrets[delivery.connector], clock()));
     }
     options.onProgress?.(
-      `sent ${deliveries.length} signed deliveries to ${daemon} (run ${samples.run}); waiting for ${samples.expected.length} records in the emulator at ${emulator}`,
+      `sent ${deliveries.length} signed deliveries to ${daemon} (run ${samples.run}); waiting for ${samples.expected.length} records in the emulator at ${emulator}` +
+        (vatOn ? ' and for their VAT outcome' : ''),
     );
 
-    const deadline = Date.now() + (options.deadlineMs ?? 30_000);
+    const source = (c: DemoConnector) => options.sources[c];
+    const vatSamples: VatSample[] = samples.expected.flatMap((e) =>
+      e.record === 'invoice' || e.record === 'refund' ? [{ connector: e.connector, record: e.record, source: source(e.connector), external_id: e.external_id, seq: 1 }] : [],
+    );
+    const vatSettled = async (samplesToCheck: readonly VatSample[]) =>
+      !vatOn || (await Promise.all(samplesToCheck.map((v) => vatRecordSettled(state, { kind: 'vat', source: v.source, external_id: v.external_id }, v.seq)))).every(Boolean);
+
+    // Phase 1: every record in the tax engine, every VAT outcome known.
     const arrived = new Map<DemoExpectation, DemoRecord>();
     const invoiceIds = new Map<string, string>();
     let lastError: Error | undefined;
-    for (;;) {
+    const lookAll = async () => {
       for (const expected of samples.expected) {
         if (arrived.has(expected)) continue;
         try {
-          const record = await lookUp(api, expected, options.sources[expected.connector], invoiceIds);
+          const record = await lookUp(api, expected, source(expected.connector), invoiceIds);
           if (record) arrived.set(expected, record);
         } catch (error) {
           lastError = error as Error;
         }
       }
-      if (arrived.size === samples.expected.length || Date.now() >= deadline) break;
-      await sleep(options.pollIntervalMs ?? 250);
+    };
+    let until = Date.now() + deadlineMs;
+    for (;;) {
+      await lookAll();
+      const phaseDone = arrived.size === samples.expected.length && (await vatSettled(vatSamples));
+      if (phaseDone || Date.now() >= until) break;
+      await sleep(poll);
+    }
+    const rows: DemoVatRow[] = [];
+    if (vatOn) for (const v of vatSamples) rows.push(await vatRow({ ...state, emulatorUrl: emulator }, v, v.seq));
+
+    // Phase 2: the updates, once what they update went through (else they would merge with it).
+    const updated: { update: DemoUpdate; sample: VatSample; transactionSeq: number }[] = [];
+    for (const update of samples.updates) {
+      const key = (kind: RecordKey['kind']): RecordKey => ({ kind, source: source(update.connector), external_id: update.external_id });
+      const [tx, vat] = await Promise.all([state.records.read(key('transaction')), state.records.read(key('vat'))]);
+      deliveries.push(await send(daemon, update.delivery, options.secrets[update.connector], clock()));
+      updated.push({
+        update,
+        transactionSeq: tx.seq + 1,
+        sample: { connector: update.connector, record: update.record, source: source(update.connector), external_id: update.external_id, change: update.change, seq: vat.seq + 1 },
+      });
+    }
+    if (updated.length > 0) {
+      options.onProgress?.(`sent ${updated.length} update(s): ${updated.map((u) => `${u.update.connector} ${u.update.record} ${u.update.external_id}: ${u.update.change}`).join('; ')}`);
+      until = Date.now() + deadlineMs;
+      for (;;) {
+        const applied = await Promise.all(
+          updated.map(async (u) => {
+            const tx = await state.records.read({ kind: 'transaction', source: u.sample.source, external_id: u.sample.external_id });
+            return tx.seq >= u.transactionSeq && tx.appliedSeq >= tx.seq;
+          }),
+        );
+        if ((applied.every(Boolean) && (await vatSettled(updated.map((u) => u.sample)))) || Date.now() >= until) break;
+        await sleep(poll);
+      }
+      // The tax engine's record as it is after the update.
+      for (const u of updated) {
+        const expected = samples.expected.find((e) => e.connector === u.update.connector && e.external_id === u.update.external_id);
+        if (expected === undefined) continue;
+        const record = await lookUp(api, expected, u.sample.source, invoiceIds).catch(() => undefined);
+        if (record) arrived.set(expected, { ...record, detail: `updated: ${u.update.change}` });
+      }
+      if (vatOn) for (const u of updated) rows.push(await vatRow({ ...state, emulatorUrl: emulator }, u.sample, u.sample.seq));
     }
 
     const records = samples.expected.map(
@@ -272,56 +345,47 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         arrived.get(expected) ?? {
           connector: expected.connector,
           record: expected.record,
-          source: options.sources[expected.connector],
+          source: source(expected.connector),
           external_id: expected.external_id,
           arrived: false,
         },
     );
-    const missing = records.filter((r) => !r.arrived);
-    const unlinked = records.filter((r) => r.record === 'refund' && r.arrived && r.linked !== true);
-    const seconds = Math.round((options.deadlineMs ?? 30_000) / 1000);
-    const names = (list: DemoRecord[]) => list.map((r) => `${r.connector} ${r.record} ${r.external_id}`).join(', ');
-    const problems = [
-      missing.length === 0
-        ? undefined
-        : `${missing.length} of ${records.length} records did not arrive in the emulator within ${seconds} s: ${names(missing)}` +
-          (lastError ? ` (last error: ${lastError.message})` : ''),
-      unlinked.length === 0 ? undefined : `refunds not linked to their invoice: ${names(unlinked)}`,
-    ].filter((p): p is string => p !== undefined);
-    const reason = problems.length === 0 ? undefined : `${problems.join('; ')}; see \`taxsync trace <source> <external_id>\` and the daemon's log`;
-    return { ok: reason === undefined, run: samples.run, daemon, emulator, deliveries, records, ...(reason ? { reason } : {}) };
+    const accepted = rows.flatMap((r) => r.submissions.filter((s) => s.state === 'confirmed'));
+    const filing = accepted[0] === undefined ? undefined : await filingHint(api.vat, options.vat, accepted[0]).catch(() => undefined);
+    const reason = problemsOf(records, rows, vatOn, Math.round(deadlineMs / 1000), lastError);
+    return {
+      ok: reason === undefined,
+      run: samples.run,
+      daemon,
+      emulator,
+      deliveries,
+      records,
+      vat: { enabled: vatOn, rows, ...(filing ? { filing } : {}) },
+      ...(reason ? { reason } : {}),
+    };
   } finally {
     await api.close();
   }
 }
 
-/** A refund fraction as the API carries it, with its percentage: `0.3125 (31.25%)`. */
-function fraction(value: string | undefined): string {
-  if (value === undefined || !DECIMAL_PATTERN.test(value)) return value ?? '?';
-  return `${value} (${new Money(value).times(100).toDecimalPlaces(2).toString()}%)`;
-}
-
-/** The table `taxsync demo` prints: one line per record. */
-export function renderDemo(result: DemoResult): string {
-  const header = ['connector', 'record', 'external id', 'tax engine id', 'amount', 'total tax', 'refund of / details'];
-  const rows = result.records.map((r) => [
-    r.connector,
-    r.record,
-    r.external_id,
-    r.arrived ? (r.tax_id ?? '') : 'NOT ARRIVED',
-    r.amount === undefined ? (r.currency ? `${r.currency} (no lines)` : '') : `${r.currency ?? ''} ${r.amount}`.trim(),
-    r.total_tax ?? '',
-    r.record === 'refund' && r.arrived
-      ? `${fraction(r.refund_linked_percentage)} of ${r.invoice_external_id ?? '?'}${r.linked ? '' : ' (NOT LINKED to it)'}`
-      : (r.detail ?? ''),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  const arrived = result.records.filter((r) => r.arrived).length;
-  return [
-    line(header),
-    ...rows.map(line),
-    '',
-    `${arrived} of ${result.records.length} records arrived (run ${result.run}); trace one with: taxsync trace <source> <external id>`,
-  ].join('\n');
+/** What went wrong, in one line; undefined when the demo showed what it should. */
+function problemsOf(records: DemoRecord[], rows: DemoVatRow[], vatOn: boolean, seconds: number, lastError: Error | undefined): string | undefined {
+  const missing = records.filter((r) => !r.arrived);
+  const unlinked = records.filter((r) => r.record === 'refund' && r.arrived && r.linked !== true);
+  const unsettled = rows.filter((r) => !r.settled);
+  const deadLettered = rows.filter((r) => r.outcome === 'dead letter');
+  // Sent once: a submission the service received more than once (or never) breaks the promise.
+  const doubled = rows.flatMap((r) => r.submissions).filter((s) => s.received !== undefined && s.received.count !== 1);
+  const problems = [
+    missing.length === 0
+      ? undefined
+      : `${missing.length} of ${records.length} records did not arrive in the emulator within ${seconds} s: ${names(missing)}` +
+        (lastError ? ` (last error: ${lastError.message})` : ''),
+    unlinked.length === 0 ? undefined : `refunds not linked to their invoice: ${names(unlinked)}`,
+    unsettled.length === 0 ? undefined : `no VAT outcome within ${seconds} s for ${names(unsettled)}`,
+    deadLettered.length === 0 ? undefined : `dead-lettered on the VAT path: ${deadLettered.map((r) => `${r.connector} ${r.record} ${r.external_id} (${r.code ?? '?'})`).join(', ')}`,
+    doubled.length === 0 ? undefined : `VAT submissions the service received other than once: ${doubled.map((s) => `${s.invoice_number ?? '?'} (${s.received?.count})`).join(', ')}`,
+    vatOn && rows.length > 0 && !rows.some((r) => r.submissions.some((s) => s.state === 'confirmed')) ? 'no sample became an accepted VAT submission' : undefined,
+  ].filter((p): p is string => p !== undefined);
+  return problems.length === 0 ? undefined : `${problems.join('; ')}; see \`taxsync trace <source> <external_id>\` and the daemon's log`;
 }

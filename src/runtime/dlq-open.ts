@@ -11,7 +11,7 @@ import { createRecordStore } from '../queue/record-state.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
 import type { Booted } from './boot.js';
 import type { DlqDeps } from './dlq.js';
-import { resolveRedis } from './redis.js';
+import { clientRedis } from './find-daemon.js';
 
 /**
  * The dead-letter tools' dependencies over one ready connection and its queues. The producer is
@@ -45,9 +45,9 @@ export function createDlqDeps(
  * is its only user, so `dlq prune` may WATCH on it); `close` releases them.
  */
 export async function openDlq(booted: Booted, options: { actor?: string } = {}): Promise<{ deps: DlqDeps; redis: RedisClient; close(): Promise<void> }> {
-  const { config, settings, logger, lifecycle } = booted;
-  const target = await resolveRedis(config, config.dataDir, logger, lifecycle);
-  const connection = createRedis(target, 'producer');
+  const { config, settings } = booted;
+  // REDIS_URL, else the running daemon's Redis; never a redis-server of its own.
+  const connection = createRedis(await clientRedis(booted), 'producer');
   await whenReady(connection).catch((error: unknown) => {
     connection.disconnect();
     throw error;

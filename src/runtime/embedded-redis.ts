@@ -14,6 +14,11 @@ export interface EmbeddedRedis {
   stop: () => Promise<void>;
 }
 
+/** The socket of the zero-configuration redis-server of `dataDirInput` (TAXSYNC_DATA_DIR). */
+export function embeddedSocketPath(dataDirInput: string): string {
+  return socketPathFor(resolve(dataDirInput, 'redis'));
+}
+
 function socketPathFor(dataDir: string): string {
   const preferred = join(dataDir, 'redis.sock');
   // Unix socket paths are limited to ~104 bytes; fall back to a short path unique to the folder.

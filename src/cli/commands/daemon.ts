@@ -4,7 +4,9 @@ import { connectApi } from '../../runtime/api.js';
 import { DEV_SECRETS, webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
 import { listenError, startOrStop } from '../../runtime/lifecycle.js';
-import { resolveRedis } from '../../runtime/redis.js';
+import { configuredRedis, resolveRedis } from '../../runtime/redis.js';
+import { removeDaemonFile, writeDaemonFile } from '../../runtime/daemon-file.js';
+import { ensureRegistrations } from '../../runtime/zero-config-vat.js';
 import { serveMetrics } from '../../runtime/metrics.js';
 import { createMetrics } from '../../observability/metrics.js';
 import { WORKABLE_QUEUES, startWork, type WorkableQueue } from '../../runtime/work.js';
@@ -23,7 +25,7 @@ export function registerDaemonCommands(program: Command): void {
     .option('--accept-source-change', 'start although a connector source changed (every record it sends is then a new record)')
     .action(async (options: { acceptSourceChange?: boolean }) => {
       const { config, settings, logger, lifecycle } = boot('start');
-      const { secrets, api, served } = await startOrStop(lifecycle, 'start', async () => {
+      const { redisTarget, secrets, api, registrations, served } = await startOrStop(lifecycle, 'start', async () => {
         const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
         // Development secrets only when no real API is configured: nothing can leak to production.
         const secrets = webhookSecrets(config, config.usesEmulator);
@@ -31,6 +33,8 @@ export function registerDaemonCommands(program: Command): void {
         for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
         const metrics = createMetrics();
         const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift });
+        // The built-in emulator starts empty: give it the registrations the settings name.
+        const registrations = api.emulatorUrl === undefined ? [] : await ensureRegistrations(api.vat, settings.vat, logger);
         await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
         const { startServe } = await import('../../runtime/serve.js');
         const served = await startServe({
@@ -43,8 +47,34 @@ export function registerDaemonCommands(program: Command): void {
           secrets,
           ...(api.emulatorUrl === undefined ? {} : { emulatorUrl: api.emulatorUrl }),
         });
-        return { secrets, api, served };
+        return { redisTarget, secrets, api, registrations, served };
       });
+      const embeddedRedis = configuredRedis(config) === undefined && typeof redisTarget === 'string';
+      const daemonFile =
+        embeddedRedis || api.emulatorUrl !== undefined
+          ? writeDaemonFile(config.dataDir, {
+              v: 1,
+              pid: process.pid,
+              command: 'start',
+              started_at: new Date().toISOString(),
+              http_url: served.address,
+              ...(embeddedRedis ? { redis_socket: redisTarget } : {}),
+              ...(api.emulatorUrl === undefined ? {} : { emulator_url: api.emulatorUrl }),
+            })
+          : undefined;
+      // Registered last, so it runs first: commands stop finding a daemon that is going away.
+      if (daemonFile !== undefined) {
+        lifecycle.onShutdown('daemon file', () => {
+          removeDaemonFile(config.dataDir, process.pid);
+          return Promise.resolve();
+        });
+      }
+      const vatLine =
+        registrations.length === 0
+          ? undefined
+          : `VAT: seller in ${settings.vat.seller_country ?? '?'}, registered in ${registrations
+              .map((r) => `${r.taxable_jurisdiction_detail?.iso ?? '?'} (registration ${r.id}, entity jurisdiction ${r.entity_jurisdiction ?? '?'})`)
+              .join(', ')}`;
       const dev = Object.entries(secrets)
         .filter(([id, list]) => list.length > 0 && list[0]?.reveal() === DEV_SECRETS[id])
         .map(([id]) => `${id}=${DEV_SECRETS[id]}`);
@@ -53,8 +83,10 @@ export function registerDaemonCommands(program: Command): void {
           `taxsync is running: webhooks on ${served.address}/webhooks/{shopify,stripe,woocommerce,erp}`,
           api.emulatorUrl ? `tax engine and VAT service: the built-in emulator at ${api.emulatorUrl}` : undefined,
           dev.length > 0 ? `development webhook secrets: ${dev.join(' ')}` : undefined,
+          vatLine,
           config.adminToken ? `web view: ${served.address}/admin (sign in with TAXSYNC_ADMIN_TOKEN)` : undefined,
-          'try it: taxsync demo',
+          daemonFile ? `commands run in this folder (npx taxsync status, trace, dlq, vat, faults…) find this daemon through ${daemonFile}` : undefined,
+          'try it: npm run demo (docs/tour.md walks through the rest)',
         ]
           .filter(Boolean)
           .join('\n') + '\n',
@@ -72,6 +104,7 @@ export function registerDaemonCommands(program: Command): void {
         // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
         const metrics = config.metricsPort === undefined ? undefined : createMetrics();
         const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift } : {});
+        if (api.emulatorUrl !== undefined) await ensureRegistrations(api.vat, settings.vat, logger);
         await startWork({
           config,
           settings,

@@ -1,23 +1,40 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/index.js';
-import { loadSettings } from '../../config/settings.js';
-import { defaultDaemonUrl, demoSecrets, demoSources, renderDemo, runDemo } from '../../runtime/demo.js';
+import { createRedis, whenReady } from '../../queue/connection.js';
+import { boot } from '../../runtime/boot.js';
+import { demoSecrets, demoSources, runDemo } from '../../runtime/demo.js';
+import { renderDemo } from '../../runtime/demo-render.js';
+import { clientRedis, requireDaemon } from '../../runtime/find-daemon.js';
 
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description('send signed sample webhooks of every platform to a running `taxsync start` (built-in emulator only) and show what arrived')
-    .option('--url <url>', 'the daemon (default: http://127.0.0.1:<TAXSYNC_HTTP_PORT>)')
+    .description('send signed sample webhooks of every platform to the running `taxsync start` (built-in emulator only) and show what the tax engine and the VAT service hold')
+    .option('--url <url>', "the daemon (default: the running daemon of this folder, from .taxsync/daemon.json)")
     .option('--json', 'machine-readable output')
     .action(async (options: { url?: string; json?: boolean }) => {
-      const config = loadConfig();
-      const result = await runDemo({
-        url: options.url ?? defaultDaemonUrl(config),
-        secrets: demoSecrets(config),
-        sources: demoSources(loadSettings(config.configFile)),
-        ...(options.json ? {} : { onProgress: (line: string) => process.stdout.write(`${line}\n`) }),
-      });
-      process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${renderDemo(result)}\n`);
-      if (result.reason !== undefined) throw new Error(result.reason);
+      const booted = boot('demo', { logToStderr: true });
+      const { config, settings, lifecycle } = booted;
+      try {
+        const url = options.url ?? (await requireDaemon(config)).http_url;
+        const redis = createRedis(await clientRedis(booted), 'producer');
+        lifecycle.onShutdown('redis', () => {
+          redis.disconnect();
+          return Promise.resolve();
+        });
+        await whenReady(redis);
+        const result = await runDemo({
+          url,
+          secrets: demoSecrets(config),
+          sources: demoSources(settings),
+          redis,
+          prefix: config.redis.prefix,
+          vat: settings.vat,
+          ...(options.json ? {} : { onProgress: (line: string) => process.stdout.write(`${line}\n`) }),
+        });
+        process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${renderDemo(result)}\n`);
+        if (result.reason !== undefined) throw new Error(result.reason);
+      } finally {
+        await lifecycle.shutdown('demo finished');
+      }
     });
 }

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { resolveRedis } from '../../runtime/redis.js';
 import { boot } from '../../runtime/boot.js';
 import { ingestFile } from '../../runtime/ingest.js';
 import { closeQueues, createQueues, createRedis, whenReady } from '../../queue/connection.js';
 import { createKeys } from '../../queue/keys.js';
 import { configuredProducer } from '../../runtime/producer.js';
+import { clientRedis } from '../../runtime/find-daemon.js';
 
 function progressBar(done: number, total: number | undefined): void {
   if (!process.stderr.isTTY || !total) return;
@@ -22,11 +22,10 @@ export function registerIngestCommand(program: Command): void {
     .option('--restart', 'ignore the checkpoint of an earlier run and read the whole file again')
     .option('--json', 'machine-readable summary')
     .action(async (file: string, options: { restart?: boolean; json?: boolean }) => {
-      const { config, settings, logger, lifecycle } = boot('ingest');
-      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      const connection = createRedis(redisTarget, 'producer');
+      const booted = boot('ingest', { logToStderr: true });
+      const { config, settings, lifecycle } = booted;
+      const connection = createRedis(await clientRedis(booted), 'producer');
       await whenReady(connection).catch(async (error: unknown) => {
-        // A local redis-server this run started is stopped too.
         connection.disconnect();
         await lifecycle.shutdown('ingest could not reach Redis');
         throw error;

@@ -6,7 +6,7 @@ import { createRecordStore } from '../../queue/record-state.js';
 import { readTrace, type TraceEntry } from '../../queue/trace.js';
 import { createVatLedger, type LedgerEntry } from '../../queue/vat-ledger.js';
 import { boot } from '../../runtime/boot.js';
-import { resolveRedis } from '../../runtime/redis.js';
+import { clientRedis } from '../../runtime/find-daemon.js';
 
 interface RecordView {
   record: RecordKey;
@@ -93,9 +93,9 @@ export function registerTraceCommand(program: Command): void {
     .description("a record's history: events received, dropped as stale, coalesced, sent, answers, retries, dead letters")
     .option('--json', 'machine-readable output')
     .action(async (source: string, externalId: string, options: { json?: boolean }) => {
-      const { config, logger, lifecycle } = boot('trace');
-      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      const redis = createRedis(redisTarget, 'worker');
+      const booted = boot('trace', { logToStderr: true });
+      const { config, lifecycle } = booted;
+      const redis = createRedis(await clientRedis(booted), 'worker');
       try {
         const keys = createKeys(config.redis.prefix);
         const records = createRecordStore(redis, keys);

@@ -5,9 +5,8 @@ import type { VatClient } from '../../api/vat-client.js';
 import { createRedis } from '../../queue/connection.js';
 import { createKeys } from '../../queue/keys.js';
 import { createVatLedger, type VatLedger } from '../../queue/vat-ledger.js';
-import { connectApi } from '../../runtime/api.js';
 import { boot, type Booted } from '../../runtime/boot.js';
-import { resolveRedis } from '../../runtime/redis.js';
+import { clientApi, clientRedis } from '../../runtime/find-daemon.js';
 import {
   approveFiling,
   closeRegistration,
@@ -72,8 +71,8 @@ async function run(name: string, fn: (booted: Booted) => Promise<void>): Promise
 }
 
 async function withVat(name: string, fn: (vat: VatClient) => Promise<void>): Promise<void> {
-  await run(name, async ({ config, logger, lifecycle }) => {
-    const clients = await connectApi(config, logger, lifecycle);
+  await run(name, async (booted) => {
+    const clients = await clientApi(booted);
     await fn(clients.vat);
   });
 }
@@ -338,15 +337,15 @@ export function registerVatCommands(program: Command): void {
       async (
         options: Json & { period: string; filing?: string; entityJurisdiction?: string; netBoxes: string[]; vatBoxes: string[]; countBox: string },
       ) => {
-        await run('reconcile', async ({ config, logger, lifecycle }) => {
-          const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-          const redis = createRedis(redisTarget, 'worker');
+        await run('reconcile', async (booted) => {
+          const { config, lifecycle } = booted;
+          const redis = createRedis(await clientRedis(booted), 'worker');
           lifecycle.onShutdown('redis', async () => {
             redis.disconnect();
             await Promise.resolve();
           });
           const ledger: VatLedger = createVatLedger(redis, createKeys(config.redis.prefix), { leaseMs: config.queue.vat.leaseMs });
-          const client = options.filing === undefined ? undefined : (await connectApi(config, logger, lifecycle)).vat;
+          const client = options.filing === undefined ? undefined : (await clientApi(booted)).vat;
           const layout: BoxLayout = {
             net: options.netBoxes,
             vat: options.vatBoxes,

@@ -41,11 +41,28 @@ export const PlatformRate = z.union([z.number(), z.string()]).transform((value, 
 });
 
 /**
+ * True when the text has a lone UTF-16 surrogate (JSON allows `"\ud800"`). Such a string is not
+ * well-formed Unicode: it cannot be encoded into a Redis key (encodeURIComponent throws), so an id
+ * carrying one is refused as invalid input rather than failing the delivery's storage.
+ */
+export function hasLoneSurrogate(text: string): boolean {
+  return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+}
+
+export const LONE_SURROGATE = 'must be well-formed Unicode (it contains a lone surrogate such as \\ud800)';
+
+/**
  * A record id: a string, or a JSON number that is a safe integer. Ids above 2^53 have already been
  * rounded by JSON.parse, so they are rejected instead of silently naming another record.
  */
 export const PlatformId = z.union([z.string().trim().min(1), z.number()]).transform((value, ctx): string => {
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') {
+    if (hasLoneSurrogate(value)) {
+      ctx.addIssue({ code: 'custom', message: LONE_SURROGATE, input: value });
+      return z.NEVER;
+    }
+    return value;
+  }
   if (!Number.isSafeInteger(value)) {
     ctx.addIssue({
       code: 'custom',

@@ -83,6 +83,7 @@ function invoiceData(order: ShopifyOrder, cancelled: boolean): InvoiceData {
         // discounts — is in its discount_allocations; no separate order discount is sent.
         discount: nonZero(sum(item.discount_allocations.map((d) => d.amount))),
         ...taxOf(item.tax_lines),
+        taxable: notTaxable(item),
       }),
     ),
     shipping: shippingData(order),
@@ -94,6 +95,14 @@ function invoiceData(order: ShopifyOrder, cancelled: boolean): InvoiceData {
     created_at: order.created_at ? utcTimestamp(order.created_at) : undefined,
     updated_at: utcTimestamp(order.updated_at),
   });
+}
+
+/**
+ * `false` for a line that is not a taxable supply: Shopify's `taxable: false` (donations, exempt
+ * products) or a gift card sold (`gift_card: true`; tax is due when it is spent). Else absent.
+ */
+function notTaxable(item: { taxable?: boolean | null; gift_card?: boolean | null }): false | undefined {
+  return item.taxable === false || item.gift_card === true ? false : undefined;
 }
 
 function shippingData(order: ShopifyOrder): InvoiceData['shipping'] {
@@ -193,6 +202,9 @@ export function mapShopifyRefund(refund: ShopifyRefund, ctx: ShopifyMapContext):
     amount,
     shipping_amount: nonZero(shipping.amount),
     tax_amount: tax,
+    // Shopify's refund subtotals follow the order's pricing (tax included in a taxes_included
+    // shop) and the payload does not say which: the mapping nets the tax out when it must.
+    priced_as_invoice: true,
     lines: lines.length > 0 ? lines : undefined,
     reason: nonBlank(refund.note),
     created_at: utcTimestamp(createdAt),
@@ -248,5 +260,6 @@ function refundLine(item: ShopifyRefundLineItem): Line {
     ...priced,
     tax_amount: item.total_tax,
     tax_rate: rates.length === 1 ? (rates[0]?.rate ?? undefined) : undefined,
+    taxable: original ? notTaxable(original) : undefined,
   });
 }

@@ -59,6 +59,10 @@ const LineItem = z.looseObject({
   /** Per unit, before discounts; tax-inclusive when the order's taxes_included is. */
   price: PlatformAmount,
   quantity: PlatformQuantity,
+  /** false for products the merchant does not charge tax on (donations, services exempt by law). */
+  taxable: z.boolean().nullish(),
+  /** A gift card sold: not a taxable supply (tax is due when the card is redeemed). */
+  gift_card: z.boolean().nullish(),
   discount_allocations: list(DiscountAllocation),
   tax_lines: list(TaxLine),
 });
@@ -139,6 +143,8 @@ const RefundLineItem = z
         name: text,
         title: text,
         price: PlatformAmount.nullish(),
+        taxable: z.boolean().nullish(),
+        gift_card: z.boolean().nullish(),
         tax_lines: list(TaxLine),
       })
       .nullish(),

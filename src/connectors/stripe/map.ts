@@ -141,7 +141,7 @@ function invoiceCustomer(invoice: StripeInvoice) {
     email: invoice.customer_email ?? undefined,
     addresses: addresses(address(invoice.customer_address), address(invoice.customer_shipping?.address)),
     tax_number: invoice.customer_tax_ids?.[0]?.value,
-    tax_exempt: taxExempt(invoice.customer_tax_exempt),
+    ...taxFacts(invoice.customer_tax_exempt),
   });
 }
 
@@ -252,7 +252,7 @@ export function mapCustomerEvent(event: StripeCustomerEvent, ctx: StripeMapConte
     email: customer.email ?? undefined,
     addresses: addresses(address(customer.address), address(customer.shipping?.address)),
     tax_number: customer.tax_ids?.data[0]?.value,
-    tax_exempt: taxExempt(customer.tax_exempt),
+    ...taxFacts(customer.tax_exempt),
     created_at: customer.created != null ? isoFromUnix(customer.created) : undefined,
   });
   const { source, ...head } = envelope(event, ctx);
@@ -262,13 +262,16 @@ export function mapCustomerEvent(event: StripeCustomerEvent, ctx: StripeMapConte
 }
 
 /**
- * Stripe's `tax_exempt`: `exempt` → exempt. `reverse` (reverse charge: the customer accounts for
- * the tax) is not an exemption of the customer, so it maps to false; `none` → false.
+ * Stripe's `tax_exempt`: `exempt` → exempt (customer_type retail_exempt). `reverse` (reverse
+ * charge: a business customer accounts for the tax itself) is not a blanket exemption: the
+ * customer is a business, `wholesale`, sent with its tax id so the engine can apply its B2B and
+ * reverse-charge rules (docs/connectors-stripe-erp.md); `none` → not exempt.
  */
-function taxExempt(value: string | null | undefined): boolean | undefined {
-  if (value === 'exempt') return true;
-  if (value === 'none' || value === 'reverse') return false;
-  return undefined;
+function taxFacts(value: string | null | undefined): { tax_exempt?: boolean; customer_type?: 'wholesale' } {
+  if (value === 'exempt') return { tax_exempt: true };
+  if (value === 'reverse') return { tax_exempt: false, customer_type: 'wholesale' };
+  if (value === 'none') return { tax_exempt: false };
+  return {};
 }
 
 // ——— tax behaviour ———
@@ -328,18 +331,25 @@ function decideTaxInclusive(
 // ——— amounts and helpers ———
 
 /**
- * Unit price and quantity of a line. Stripe gives the unit amount (`unit_amount_decimal`, a
- * decimal in minor units) and the quantity; when one is missing (tiered prices, amount-only
- * credits) the line becomes one unit of its amount, unless the amount divides exactly.
+ * Unit price and quantity of a line, such that unit_price × quantity is exactly the line's
+ * `amount` — what Stripe charged for it before discounts (prorations, trials and partial periods
+ * all live there; `unit_amount` is only the price's list price). In order:
+ * - the price's unit amount × quantity when that is the amount (an ordinary line);
+ * - else amount ÷ quantity per unit, when that divides exactly (tiered prices);
+ * - else one unit at the amount (a trial line of 0, a proration credit of −7.50 for one seat).
+ * Amounts are compared in minor units, before any conversion.
  */
-function unitAndQuantity(amount: number, unit: string | undefined, quantity: string | undefined, currency: string) {
+export function unitAndQuantity(amount: number, unit: string | undefined, quantity: string | undefined, currency: string) {
   const whole = { unit_price: fromStripeAmount(amount, currency), quantity: new Money(1) };
   if (quantity === undefined) return whole;
   const qty = new Money(quantity);
-  if (unit !== undefined) return { unit_price: fromStripeDecimal(unit, currency), quantity: qty };
-  if (qty.isZero()) return whole;
+  if (!qty.greaterThan(0)) return whole;
+  if (unit !== undefined && new Money(unit).times(qty).equals(amount)) return { unit_price: fromStripeDecimal(unit, currency), quantity: qty };
   const perUnit = new Money(amount).dividedBy(qty);
-  return perUnit.isInteger() ? { unit_price: fromStripeDecimal(perUnit.toFixed(), currency), quantity: qty } : whole;
+  if (perUnit.decimalPlaces() <= 12 && perUnit.times(qty).equals(amount)) {
+    return { unit_price: fromStripeDecimal(perUnit.toFixed(), currency), quantity: qty };
+  }
+  return whole;
 }
 
 function sumAmounts(items: readonly { amount: number }[], currency: string): Decimal {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DECIMAL_PATTERN } from '../../domain/money.js';
+import { LONE_SURROGATE, hasLoneSurrogate } from '../shared/fields.js';
 
 /**
  * The parts of Stripe's event and object payloads that taxsync reads. Objects are loose: Stripe
@@ -15,7 +16,7 @@ const MinorUnits = z.int({ error: 'must be an integer amount in minor units' });
 const UnixSeconds = z.int({ error: 'must be a unix timestamp in seconds' }).nonnegative();
 /** `*_decimal` fields: a decimal string in minor units (at most 12 decimals). */
 const DecimalString = z.string().regex(DECIMAL_PATTERN, { error: 'must be a decimal string' });
-const Id = z.string().min(1);
+const Id = z.string().min(1).refine((v) => !hasLoneSurrogate(v), { error: LONE_SURROGATE });
 /** A reference that may be expanded into its object. */
 const Ref = z.union([Id, z.looseObject({ id: Id })]);
 

@@ -212,6 +212,8 @@ function feeLine(fee: WooFeeLine, inclusive: boolean, rates: ReadonlyMap<string,
     quantity: new Money(1),
     tax_amount: fee.total_tax,
     tax_rate: singleRate(fee.taxes, rates),
+    // A fee with tax_status none is not taxed by the shop; the engine must not tax it either.
+    taxable: fee.tax_status === 'none' ? false : undefined,
   });
 }
 

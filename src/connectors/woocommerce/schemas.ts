@@ -59,6 +59,8 @@ const ShippingLine = z.looseObject({
 const FeeLine = z.looseObject({
   id: PlatformId,
   name: text,
+  /** `taxable` or `none` (a fee the shop charges no tax on). */
+  tax_status: text,
   total: PlatformAmount,
   total_tax: PlatformAmount,
   taxes: list(ItemTax),

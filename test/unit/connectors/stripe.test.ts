@@ -10,6 +10,7 @@ import {
   stripeExponent,
 } from '../../../src/connectors/stripe/currencies.js';
 import { stripeConnector } from '../../../src/connectors/stripe/index.js';
+import { unitAndQuantity } from '../../../src/connectors/stripe/map.js';
 import type { ConnectorSettings, ParseResult, WebhookRequest } from '../../../src/connectors/types.js';
 
 const SECRET = 'whsec_test_8mN2pQ4rS6tU8vW0xY2z';
@@ -328,5 +329,35 @@ describe('Stripe credit notes', () => {
         },
       }),
     ]);
+  });
+});
+
+describe('Stripe line amounts are authoritative (issue 14, item 2)', () => {
+  // [amount (minor units), unit_amount_decimal, quantity, currency] → unit_price × quantity = amount exactly
+  it.each([
+    ['an ordinary line: 2 × 19.99', 3998, '1999', '2', 'usd', '19.99', '2'],
+    ['a trial: amount 0 against a price of 20.00', 0, '2000', '1', 'usd', '0', '1'],
+    ['a proration credit: −15.00 against a price of 15.00', -1500, '1500', '1', 'usd', '-15', '1'],
+    ['a proration for 2 seats: 45.00 = 22.50 × 2 against 30.00 each', 4500, '3000', '2', 'usd', '22.5', '2'],
+    ['a proration that does not divide: 10.00 over 3 seats → one unit of 10.00', 1000, '500', '3', 'usd', '10', '1'],
+    ['a fractional list price that matches: 3.125 × 4', 1250, '312.5', '4', 'usd', '3.125', '4'],
+    ['JPY: 3300 = 1100 × 3', 3300, '1100', '3', 'jpy', '1100', '3'],
+    ['no quantity: one unit of the amount', 700, '350', undefined, 'usd', '7', '1'],
+  ])('%s', (_what, amount, unit, quantity, currency, unitPrice, qty) => {
+    const out = unitAndQuantity(amount, unit, quantity, currency);
+    expect([out.unit_price.toFixed(), out.quantity.toFixed()]).toEqual([unitPrice, qty]);
+  });
+});
+
+describe('ids that are not well-formed Unicode', () => {
+  it('refuses an event id with a lone surrogate as invalid (kept as a dead letter), rather than failing to store it', () => {
+    const result = parse({ id: 'evt_\ud800x', object: 'event', created: NOW_S, type: 'customer.created', data: { object: { id: 'cus_1', object: 'customer' } } });
+    expect(result.kind).toBe('invalid');
+    expect(result.kind === 'invalid' && JSON.stringify(result.fields)).toMatch(/lone surrogate/);
+  });
+
+  it('refuses a customer id with a lone surrogate the same way', () => {
+    const result = parse({ id: 'evt_1', object: 'event', created: NOW_S, type: 'customer.created', data: { object: { id: 'cus_\udc00', object: 'customer' } } });
+    expect(result.kind).toBe('invalid');
   });
 });

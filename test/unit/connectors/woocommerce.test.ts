@@ -281,3 +281,11 @@ describe('WooCommerce signatures and ping', () => {
     expect(woocommerceConnector.contentTypes).toEqual(expect.arrayContaining(['application/json', form]));
   });
 });
+
+describe('ids that are not well-formed Unicode', () => {
+  it('refuses an order whose id has a lone surrogate as invalid, naming the field', () => {
+    const result = parse('order.updated', order({ id: '44\ud80000' }));
+    expect(result.kind).toBe('invalid');
+    expect(result.kind === 'invalid' && Object.keys(result.fields ?? {})).toContain('id');
+  });
+});

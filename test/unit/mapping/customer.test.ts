@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CustomerRequest } from '../../../src/api/schemas/tax-engine.js';
-import { mapCustomer } from '../../../src/mapping/customer.js';
+import { mapCustomer, mapInvoiceCustomer } from '../../../src/mapping/customer.js';
 import { ctx, customerData, invalidFields, key, sent } from './helpers.js';
 
 const cust = (externalId = 'C-2001', settings = {}, source = 'api') => ctx('customer', externalId, settings, source);
@@ -70,5 +70,44 @@ describe('mapCustomer', () => {
   it('turns request-schema issues into field errors', () => {
     const result = mapCustomer(customerData(), { ...cust(), key: { kind: 'customer', source: 'api', external_id: '' } });
     expect(invalidFields(result).external_id).toBeDefined();
+  });
+});
+
+describe('mapInvoiceCustomer: the facts an inline customer cannot carry (issue 14, item 5)', () => {
+  it('ignores a customer with only inline fields (name, email, timestamps)', () => {
+    const result = mapInvoiceCustomer({ external_id: 'C-1', name: 'Ada', email: 'ada@example.com' }, cust('C-1'));
+    expect(result.kind).toBe('ignore');
+  });
+
+  it('sends an exempt customer as retail_exempt with its tax number and addresses', () => {
+    const body = sent(
+      mapInvoiceCustomer(
+        { external_id: 'cus_1', name: 'Food Bank', tax_exempt: true, tax_number: '94-1234567', addresses: { billing: { city: 'San Francisco', state: 'CA', country: 'US' } } },
+        cust('cus_1', {}, 'stripe'),
+      ),
+      'customer',
+    );
+    expect(body).toEqual({
+      source: 'stripe',
+      external_id: 'cus_1',
+      name: 'Food Bank',
+      addresses: { billing: { city: 'San Francisco', state: 'CA', country: 'US' } },
+      tax_number: '94-1234567',
+      customer_type: 'retail_exempt',
+    } satisfies CustomerRequest);
+  });
+
+  it("lays the invoice's facts over the customer's own older record, so unstated facts are kept", () => {
+    const known = customerData({ name: 'Contoso', email: 'ap@contoso.example', tax_number: 'DE123456789', status: 'active' });
+    const body = sent(mapInvoiceCustomer({ external_id: 'C-2001', name: 'Contoso GmbH', customer_type: 'wholesale' }, { ...cust('C-2001'), known }), 'customer');
+    expect(body).toEqual({
+      source: 'api',
+      external_id: 'C-2001',
+      name: 'Contoso GmbH',
+      email: 'ap@contoso.example',
+      tax_number: 'DE123456789',
+      customer_type: 'wholesale',
+      customer_status: 'active',
+    } satisfies CustomerRequest);
   });
 });

@@ -291,3 +291,26 @@ describe('mapInvoiceCancelled', () => {
     expect(result.kind === 'ignore' && result.reason).toMatch(/nothing to cancel/);
   });
 });
+
+describe('mapInvoice: lines that are not taxable supplies (issue 14, item 3)', () => {
+  it('sends a gift card and a donation with manual_sales_tax_rate 0, also over a configured manual rate', () => {
+    const data = invoiceData({
+      lines: [
+        { sku: 'BOOK', unit_price: '20', quantity: '1' },
+        { sku: 'GIFT-50', name: 'Gift card', unit_price: '50', quantity: '1', taxable: false },
+        { sku: 'DONATE', name: 'Donation', unit_price: '25', quantity: '1', taxable: false },
+      ],
+    });
+    const body = sent(mapInvoice(data, tx('INV-1', { manual_rates: { by_sku: { 'GIFT-50': '0.0725', BOOK: '0.05' } } })));
+    expect(body.items).toEqual([
+      { name: 'BOOK', unit_price: '20', quantity: '1', manual_sales_tax_rate: '0.05' },
+      { name: 'Gift card', unit_price: '50', quantity: '1', manual_sales_tax_rate: '0' },
+      { name: 'Donation', unit_price: '25', quantity: '1', manual_sales_tax_rate: '0' },
+    ]);
+  });
+
+  it('leaves a line marked taxable (or not marked) to the engine', () => {
+    const body = sent(mapInvoice(invoiceData({ lines: [{ unit_price: '10', quantity: '1', taxable: true }] }), tx()));
+    expect(body.items?.[0]).not.toHaveProperty('manual_sales_tax_rate');
+  });
+});

@@ -232,6 +232,8 @@ describe('mapRefund: linked refunds', () => {
         shipping: { street: 'Unter den Linden 1', city: 'Berlin', country: 'DE' },
       },
       customer_details: { customer: { external_id: 'C-2001', source: 'api', name: 'Contoso GmbH', external_created_at: '2026-01-05T08:00:00Z' } },
+      // No lines: one item at the refund's net amount 74.95 (never items: []).
+      items: [{ name: 'Refund', unit_price: '74.95', quantity: '1' }],
     } satisfies TransactionRequest);
     expect(result.kind === 'send' && result.notes).toEqual([
       'refund_linked_percentage 0.5 = refund amount 74.95 ÷ invoice amount after discounts, shipping included 149.9 (excluding tax)',
@@ -268,6 +270,62 @@ describe('mapRefund: linked refunds', () => {
   it('never sends lineAmount on refund items', () => {
     const body = sent(mapRefund(linkedRefund({ amount: '5', lines: [{ unit_price: '5', quantity: '1' }] }), refundCtx({ invoice: invoiceData() })));
     expect(Object.keys(body.items?.[0] ?? {})).not.toContain('lineAmount');
+  });
+});
+
+describe('mapRefund: tax-inclusive invoices compare net amounts (issue 14, item 4)', () => {
+  // The TWD order of test/fixtures/connectors/shopify/real-orders-updated-taxes-included-twd.json:
+  // 1890.00 (tax 90.00) + 2990.00 (tax 142.38) + shipping 80.00 (tax 3.81) = 4960.00 gross, tax 236.19.
+  const twd = () =>
+    invoiceData({
+      currency: 'TWD',
+      tax_inclusive: true,
+      lines: [
+        { unit_price: '1890.00', quantity: '1' },
+        { unit_price: '2990.00', quantity: '1' },
+      ],
+      shipping: { amount: '80.00' },
+      tax_total: '236.19',
+    });
+
+  it('takes 1800 ÷ 4723.81 = 0.3810… of the order for a refund priced like it, not (1890 + 90) ÷ 4960 = 0.3992', () => {
+    // Shopify reports the refunded subtotal in the order's pricing: 1890.00 with its tax 90.00 inside.
+    // net 1890 − 90 = 1800; order net 4960 − 236.19 = 4723.81; 180000/472381 = 0.38104834868… → down to 10 places.
+    const refund = linkedRefund({ currency: 'TWD', amount: '1890.00', tax_amount: '90.00', priced_as_invoice: true });
+    expect(fractionOf(twd(), refund)).toBe('0.3810483486');
+  });
+
+  it('takes a net amount as it is: 1800 ÷ 4723.81 again', () => {
+    expect(fractionOf(twd(), linkedRefund({ currency: 'TWD', amount: '1800.00', tax_amount: '90.00' }))).toBe('0.3810483486');
+    expect(fractionOf(twd(), linkedRefund({ currency: 'TWD', amount: '1800.00' }))).toBe('0.3810483486');
+  });
+
+  it('refuses a refund priced like its tax-inclusive invoice that states no tax', () => {
+    const result = mapRefund(linkedRefund({ currency: 'TWD', amount: '1890.00', priced_as_invoice: true }), refundCtx({ invoice: twd() }));
+    expect(invalidFields(result)[PCT]?.[0]).toMatch(/states no tax_amount/);
+  });
+
+  it('compares gross with gross only when the invoice tax is unknown: (1800 + 90) ÷ 4960 = 0.38104838…', () => {
+    const { tax_total: _t, ...noTax } = twd();
+    expect(fractionOf(noTax as InvoiceData, linkedRefund({ currency: 'TWD', amount: '1800.00', tax_amount: '90.00' }))).toBe('0.381048387'); // 1890 ÷ 4960 = 0.38104838709… → 0.3810483870
+  });
+});
+
+describe('mapRefund: amount-only linked refunds (issue 14, item 6)', () => {
+  it('sends one "Refund" item at the net amount, never no items', () => {
+    const invoice = invoiceData({ lines: [{ unit_price: '20', quantity: '5' }] });
+    const body = sent(mapRefund(linkedRefund({ amount: '40', reason: 'goodwill' }), refundCtx({ invoice }, '0', { tax_codes: { default: 'P0000000' } })));
+    expect(body.items).toEqual([{ name: 'Refund', description: 'goodwill', tax_code: 'P0000000', unit_price: '40', quantity: '1' }]);
+    expect(body.refund_info?.refund_linked_percentage).toBe('0.4'); // 40 ÷ 100
+  });
+
+  it('nets the tax out of a refund priced like its tax-inclusive invoice and sends it tax-exclusive', () => {
+    // invoice 119.00 gross, tax 19.00; refund 35.70 gross with tax 5.70 → net 30.00; 30 ÷ 100 = 0.3
+    const invoice = invoiceData({ currency: 'EUR', tax_inclusive: true, lines: [{ unit_price: '119.00', quantity: '1' }], tax_total: '19.00' });
+    const body = sent(mapRefund(linkedRefund({ currency: 'EUR', amount: '35.70', tax_amount: '5.70', priced_as_invoice: true }), refundCtx({ invoice })));
+    expect(body.items).toEqual([{ name: 'Refund', unit_price: '30', quantity: '1' }]);
+    expect(body.is_tax_inclusive).toBe(false);
+    expect(body.refund_info?.refund_linked_percentage).toBe('0.3');
   });
 });
 

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { Secret } from '../../../src/config/secret.js';
 import { CONNECTORS } from '../../../src/connectors/registry.js';
 import { DEV_SECRETS } from '../../../src/runtime/connectors.js';
-import { defaultDaemonUrl, demoSecrets } from '../../../src/runtime/demo.js';
+import { demoSecrets } from '../../../src/runtime/demo.js';
 import { buildDemoSamples } from '../../../src/runtime/demo-samples.js';
 
 const now = new Date('2026-11-20T10:00:00Z');
 
 function parse(run: string) {
   const samples = buildDemoSamples({ run, now });
-  return samples.deliveries.map((delivery) => {
+  return [...samples.deliveries, ...samples.updates.map((u) => u.delivery)].map((delivery) => {
     const connector = CONNECTORS[delivery.connector]!;
     const rawBody = Buffer.from(JSON.stringify(delivery.body));
     const secret = DEV_SECRETS[delivery.connector]!;
@@ -46,10 +46,23 @@ describe('demo samples', () => {
     for (const id of ids('222222222')) expect(first).not.toContain(id);
   });
 
-  it('signs with the configured secret, else the development one, and finds the daemon on loopback', () => {
+  it('signs with the configured secret, else the development one', () => {
     const secrets = demoSecrets({ webhookSecrets: { shopify: [new Secret('mine'), new Secret('old')], stripe: [], woocommerce: [], erp: [] } });
     expect(secrets).toEqual({ shopify: 'mine', stripe: DEV_SECRETS.stripe, woocommerce: DEV_SECRETS.woocommerce, erp: DEV_SECRETS.erp });
-    expect(defaultDaemonUrl({ http: { host: '0.0.0.0', port: 8080 } })).toBe('http://127.0.0.1:8080');
-    expect(defaultDaemonUrl({ http: { host: '::1', port: 9000 } })).toBe('http://[::1]:9000');
+  });
+
+  it('update the WooCommerce order by its status only: the same invoice, later, paid', () => {
+    const events = parse('123456789').filter(({ delivery }) => delivery.connector === 'woocommerce');
+    const invoices = events.flatMap(({ result }) => (result.kind === 'events' ? result.events.filter((e) => e.type === 'invoice.upserted') : []));
+    expect(invoices).toHaveLength(2);
+    const [first, update] = invoices as [(typeof invoices)[number], (typeof invoices)[number]];
+    expect(update.record).toEqual(first.record);
+    expect(update.occurred_at > first.occurred_at).toBe(true);
+    expect((first.data as { status: string }).status).toBe('active');
+    expect((update.data as { status: string }).status).toBe('paid');
+    // Everything the VAT body is made of stays as it was.
+    const { status: _a, updated_at: _b, ...before } = first.data as Record<string, unknown>;
+    const { status: _c, updated_at: _d, ...after } = update.data as Record<string, unknown>;
+    expect(after).toEqual(before);
   });
 });
