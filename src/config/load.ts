@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
 import { Secret } from './secret.js';
-import { apiUrlProblem } from './url-policy.js';
+import { apiUrlProblem, isLoopbackHost } from './url-policy.js';
 
 /**
  * The one reader of process.env. Every setting has a name, a default and a line in
@@ -73,6 +73,66 @@ const secretList = z.preprocess(
 );
 const secret = z.preprocess(blankToUndefined, z.string().optional().transform((v) => (v === undefined ? undefined : new Secret(v))));
 
+/** Tokens that open the admin routes or /metrics: long enough that guessing is hopeless. */
+export const MIN_TOKEN_LENGTH = 32;
+const TOKEN_RULE = `must be at least ${MIN_TOKEN_LENGTH} characters (a random token, e.g. openssl rand -hex 32)`;
+const longSecret = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .trim()
+    .min(MIN_TOKEN_LENGTH, { error: TOKEN_RULE })
+    .optional()
+    .transform((v) => (v === undefined ? undefined : new Secret(v))),
+);
+
+/** An operator of the admin routes: the name the audit log records, and the token that signs them in. */
+export interface Operator {
+  readonly name: string;
+  readonly token: Secret;
+}
+
+const OPERATOR_NAME = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
+
+/**
+ * TAXSYNC_ADMIN_TOKENS: `alice:<token>,bob:<token>`. Every problem names the operator, never the
+ * token (a malformed entry is reported by its position).
+ */
+const operatorList = z.preprocess(
+  blankToUndefined,
+  z
+    .string()
+    .optional()
+    .transform((v, ctx): Operator[] => {
+      if (v === undefined) return [];
+      const operators: Operator[] = [];
+      v.split(',')
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== '')
+        .forEach((entry, i) => {
+          const colon = entry.indexOf(':');
+          const name = colon < 0 ? '' : entry.slice(0, colon).trim();
+          const token = colon < 0 ? '' : entry.slice(colon + 1).trim();
+          if (!OPERATOR_NAME.test(name)) {
+            ctx.addIssue({ code: 'custom', message: `entry ${i + 1} must be name:token with a lowercase name (letters, digits, . _ @ -)` });
+          } else if (token.length < MIN_TOKEN_LENGTH) {
+            ctx.addIssue({ code: 'custom', message: `operator "${name}": the token ${TOKEN_RULE}` });
+          } else if (operators.some((o) => o.name === name)) {
+            ctx.addIssue({ code: 'custom', message: `operator "${name}" is named twice` });
+          } else if (operators.some((o) => o.token.reveal() === token)) {
+            ctx.addIssue({ code: 'custom', message: `operator "${name}" has the same token as "${operators.find((o) => o.token.reveal() === token)!.name}": each operator needs a token of their own` });
+          } else {
+            operators.push({ name, token: new Secret(token) });
+          }
+        });
+      return operators;
+    }),
+);
+
+/** How a 2xx answer to a webhook is backed: docs/configuration.md, "Acknowledgement durability". */
+export const ACK_DURABILITY = ['aof', 'replica', 'none'] as const;
+export type AckDurability = (typeof ACK_DURABILITY)[number];
+
 const EnvSchema = z.object({
   NODE_ENV: z.preprocess(blankToUndefined, z.enum(['development', 'production', 'test']).default('development')),
   REDIS_URL: z.preprocess(
@@ -116,9 +176,22 @@ const EnvSchema = z.object({
   STRIPE_WEBHOOK_SECRET: secretList,
   WOOCOMMERCE_WEBHOOK_SECRET: secretList,
   ERP_WEBHOOK_SECRET: secretList,
-  TAXSYNC_ADMIN_TOKEN: secret,
+  TAXSYNC_ADMIN_TOKEN: longSecret,
+  TAXSYNC_ADMIN_TOKENS: operatorList,
+  TAXSYNC_ADMIN_LOGIN_MAX_ATTEMPTS: int(1, 10_000, 10),
+  TAXSYNC_ADMIN_LOGIN_WINDOW_S: int(1, 86_400, 900),
+  TAXSYNC_ADMIN_SESSION_HOURS: int(1, 24 * 30, 12),
+  TAXSYNC_ADMIN_INSECURE_COOKIE: flag,
+  TAXSYNC_METRICS_TOKEN: longSecret,
+  TAXSYNC_ACK_DURABILITY: z.preprocess(
+    (v) => (typeof v === 'string' ? blankToUndefined(v.trim().toLowerCase()) : v),
+    z.enum(ACK_DURABILITY, { error: `must be one of ${ACK_DURABILITY.join(', ')}` }).default('aof'),
+  ),
+  TAXSYNC_ACK_TIMEOUT_MS: int(1, 60_000, 1_500),
   TAXSYNC_WEBHOOK_BODY_LIMIT: int(1_024, 64 * 1024 * 1024, 1024 * 1024),
   TAXSYNC_WEBHOOK_TOLERANCE_S: int(1, 86_400, 300),
+  TAXSYNC_WEBHOOK_MAX_DEPTH: int(8, 1_000, 64),
+  TAXSYNC_WEBHOOK_MAX_BATCH: int(1, 100_000, 1_000),
   TAXSYNC_DELIVERY_TTL_S: int(60, 30 * 86_400, 4 * 86_400),
   TAXSYNC_DLQ_RAW_BODY_LIMIT: int(0, 16 * 1024 * 1024, 64 * 1024),
   TAXSYNC_DLQ_MAX_ENTRIES: int(0, 100_000_000, 0),
@@ -191,6 +264,8 @@ function buildConfig(env: Env) {
       toleranceSeconds: env.TAXSYNC_WEBHOOK_TOLERANCE_S,
       deliveryTtlMs: env.TAXSYNC_DELIVERY_TTL_S * 1000,
       rawBodyLimitBytes: env.TAXSYNC_DLQ_RAW_BODY_LIMIT,
+      /** Checked on the raw bytes before parsing: deeper or bigger is a 400 (a batch element too deep: refused alone). */
+      limits: { maxDepth: env.TAXSYNC_WEBHOOK_MAX_DEPTH, maxBatch: env.TAXSYNC_WEBHOOK_MAX_BATCH },
     },
     queue: {
       coalesceDelayMs: env.TAXSYNC_COALESCE_MS,
@@ -229,7 +304,18 @@ function buildConfig(env: Env) {
       woocommerce: env.WOOCOMMERCE_WEBHOOK_SECRET,
       erp: env.ERP_WEBHOOK_SECRET,
     } satisfies Record<WebhookConnectorId, Secret[]>,
-    adminToken: env.TAXSYNC_ADMIN_TOKEN,
+    admin: {
+      /** Who may use /admin: TAXSYNC_ADMIN_TOKEN is the operator `admin`, TAXSYNC_ADMIN_TOKENS names the others. None: /admin is off. */
+      operators: [...(env.TAXSYNC_ADMIN_TOKEN ? [{ name: 'admin', token: env.TAXSYNC_ADMIN_TOKEN }] : []), ...env.TAXSYNC_ADMIN_TOKENS] as Operator[],
+      loginRate: { max: env.TAXSYNC_ADMIN_LOGIN_MAX_ATTEMPTS, windowMs: env.TAXSYNC_ADMIN_LOGIN_WINDOW_S * 1000 },
+      sessionMs: env.TAXSYNC_ADMIN_SESSION_HOURS * 3_600_000,
+      /** Session cookies without `Secure`: only for a listener on a loopback address (plain http on localhost). */
+      secureCookie: !env.TAXSYNC_ADMIN_INSECURE_COOKIE,
+    },
+    /** Bearer token for /metrics; unset: /metrics answers this host only (docs/operations.md, "Security"). */
+    metricsToken: env.TAXSYNC_METRICS_TOKEN,
+    /** What a webhook's 2xx waits for besides EXEC (docs/configuration.md, "Acknowledgement durability"). */
+    ack: { durability: env.TAXSYNC_ACK_DURABILITY, timeoutMs: env.TAXSYNC_ACK_TIMEOUT_MS },
     configFile: env.TAXSYNC_CONFIG,
     /** The daemon's level (`start`, `serve`, `work`); default info. */
     logLevel: env.LOG_LEVEL ?? 'info',
@@ -255,6 +341,10 @@ interface CrossView {
   TAX_API_CLIENT_ID: string | undefined;
   TAX_API_CLIENT_SECRET: unknown;
   TAXSYNC_ALLOW_INSECURE_HTTP: boolean;
+  TAXSYNC_HTTP_HOST: string | undefined;
+  TAXSYNC_ADMIN_TOKEN: string | undefined;
+  TAXSYNC_ADMIN_TOKENS: string | undefined;
+  TAXSYNC_ADMIN_INSECURE_COOKIE: boolean;
 }
 
 function crossView(source: Record<string, string | undefined>): CrossView {
@@ -272,6 +362,10 @@ function crossView(source: Record<string, string | undefined>): CrossView {
     TAX_API_CLIENT_ID: get('TAX_API_CLIENT_ID'),
     TAX_API_CLIENT_SECRET: get('TAX_API_CLIENT_SECRET'),
     TAXSYNC_ALLOW_INSECURE_HTTP: ['1', 'true'].includes(get('TAXSYNC_ALLOW_INSECURE_HTTP') ?? ''),
+    TAXSYNC_HTTP_HOST: get('TAXSYNC_HTTP_HOST'),
+    TAXSYNC_ADMIN_TOKEN: get('TAXSYNC_ADMIN_TOKEN'),
+    TAXSYNC_ADMIN_TOKENS: get('TAXSYNC_ADMIN_TOKENS'),
+    TAXSYNC_ADMIN_INSECURE_COOKIE: ['1', 'true'].includes(get('TAXSYNC_ADMIN_INSECURE_COOKIE') ?? ''),
   };
 }
 
@@ -295,6 +389,18 @@ function crossFieldProblems(env: CrossView): string[] {
   } else {
     if (env.TAX_API_CLIENT_ID === undefined) problems.push('TAX_API_CLIENT_ID is required when TAX_API_URL is set');
     if (env.TAX_API_CLIENT_SECRET === undefined) problems.push('TAX_API_CLIENT_SECRET is required when TAX_API_URL is set');
+  }
+  if (env.TAXSYNC_ADMIN_TOKEN !== undefined && env.TAXSYNC_ADMIN_TOKENS !== undefined) {
+    const token = env.TAXSYNC_ADMIN_TOKEN;
+    for (const entry of env.TAXSYNC_ADMIN_TOKENS.split(',')) {
+      const colon = entry.indexOf(':');
+      const name = entry.slice(0, Math.max(0, colon)).trim();
+      if (name === 'admin') problems.push('TAXSYNC_ADMIN_TOKENS names an operator "admin": that name is TAXSYNC_ADMIN_TOKEN\'s');
+      if (colon >= 0 && entry.slice(colon + 1).trim() === token) problems.push(`TAXSYNC_ADMIN_TOKENS operator "${name}" has the same token as TAXSYNC_ADMIN_TOKEN: each operator needs a token of their own`);
+    }
+  }
+  if (env.TAXSYNC_ADMIN_INSECURE_COOKIE && !isLoopbackHost(env.TAXSYNC_HTTP_HOST ?? '0.0.0.0')) {
+    problems.push('TAXSYNC_ADMIN_INSECURE_COOKIE=1 is only allowed with TAXSYNC_HTTP_HOST on a loopback address (plain http on this host): elsewhere the session cookie must be Secure');
   }
   return problems;
 }

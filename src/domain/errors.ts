@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   REQUEST_INVALID: { errorClass: 'invalid', retryable: false },
   VAT_DUPLICATE: { errorClass: 'conflict', retryable: false },
   REDIS_UNAVAILABLE: { errorClass: 'transient', retryable: true },
+  REDIS_NOT_DURABLE: { errorClass: 'transient', retryable: true },
   INVALID_PAYLOAD: { errorClass: 'invalid', retryable: false },
   MAPPING_INVALID: { errorClass: 'invalid', retryable: false },
   WAITING_EXPIRED: { errorClass: 'waiting', retryable: false },

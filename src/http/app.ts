@@ -1,7 +1,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Secret } from '../config/secret.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { registerAdminRoutes, type AdminDeps } from './admin/index.js';
+import { METRICS_REFUSED, metricsAllowed } from './metrics-access.js';
 import { registerWebhookRoutes, type WebhookDeps } from './webhooks.js';
 
 export interface AppDeps extends WebhookDeps {
@@ -15,8 +17,10 @@ export interface AppDeps extends WebhookDeps {
     /** The built-in emulator's URL, when this process runs it (`taxsync start` without TAX_API_URL). */
     emulatorUrl?: string;
   };
-  /** Bull Board and the dead-letter page under /admin; absent (TAXSYNC_ADMIN_TOKEN unset): /admin/* answers 404. */
+  /** Bull Board and the dead-letter page under /admin; absent (no operator configured): /admin/* answers 404. */
   admin?: AdminDeps;
+  /** TAXSYNC_METRICS_TOKEN; unset: /metrics answers only direct clients on this host. */
+  metricsToken?: Secret;
 }
 
 /** The `api` member of /healthz: which tax engine this daemon sends to. */
@@ -49,7 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
     }
     if (status >= 500) deps.logger.error({ err: error }, 'request failed');
-    const code = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status >= 500 ? 'internal' : 'bad_request';
+    const code =
+      status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status === 429 ? 'too_many_requests' : status >= 500 ? 'internal' : 'bad_request';
     const message = status === 413 ? `body exceeds the limit of ${deps.bodyLimitBytes} bytes` : status >= 500 ? 'internal error' : error.message;
     return reply.code(status).send({ error: code, message });
   });
@@ -66,7 +71,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const ok = await deps.ready().catch(() => false);
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', redis: ok ? 'reachable' : 'unreachable' });
   });
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', async (request, reply) => {
+    if (!metricsAllowed(deps.metricsToken, { headers: request.headers, remoteAddress: request.socket.remoteAddress })) {
+      return reply.code(401).header('www-authenticate', 'Bearer realm="taxsync metrics"').send(METRICS_REFUSED);
+    }
     return reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 

@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { NewDeadLetter } from '../queue/dead-letter.js';
 import type { Producer } from '../queue/producer.js';
+import { scanJson, withoutDeepElements, type ElementSpan, type JsonLimits, type JsonShape } from './json-shape.js';
 
 export interface EnabledConnector {
   connector: Connector;
@@ -18,7 +19,57 @@ export interface WebhookDeps {
   metrics: Metrics;
   bodyLimitBytes: number;
   rawBodyLimitBytes: number;
+  /** Depth and batch-size limits checked on the raw bytes before parsing (TAXSYNC_WEBHOOK_MAX_DEPTH, TAXSYNC_WEBHOOK_MAX_BATCH). */
+  limits?: JsonLimits;
   clock?: () => Date;
+}
+
+export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 64, maxBatch: 1000 };
+
+/** One element of a batch that was not accepted, as the answer lists it. */
+interface ElementError {
+  index: number;
+  message: string;
+  fields?: Record<string, string[]>;
+  dead_letter_id?: string;
+}
+
+function isJson(contentType: string | undefined): boolean {
+  return contentType === 'application/json' || (contentType?.endsWith('+json') ?? false);
+}
+
+function tooDeepMessage(limits: JsonLimits, at: number): string {
+  return `nested deeper than ${limits.maxDepth} levels at byte ${at}`;
+}
+
+/** `{"[1].data.name": [...]}` → per-element fields, for a batch refused whole (no element valid). */
+function fieldsByElement(fields: Record<string, string[]> | undefined): Map<number, Record<string, string[]>> {
+  const out = new Map<number, Record<string, string[]>>();
+  for (const [key, messages] of Object.entries(fields ?? {})) {
+    const match = /^\[(\d+)\]\.?(.*)$/.exec(key);
+    if (!match) continue;
+    const index = Number(match[1]);
+    const element = out.get(index) ?? {};
+    element[match[2] || '(event)'] = messages;
+    out.set(index, element);
+  }
+  return out;
+}
+
+function summary(fields: Record<string, string[]>): string {
+  return Object.entries(fields)
+    .slice(0, 5)
+    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
+    .join('; ');
+}
+
+/** JSON text of a value that may still be too deep or cyclic to serialise: never throws. */
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch (error) {
+    return `(not serialisable: ${(error as Error).name})`;
+  }
 }
 
 function mediaType(header: string | undefined): string | undefined {
@@ -85,9 +136,29 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       return reply.code(401).send({ error: 'unauthorized', message: 'signature verification failed' });
     }
 
+    const limits = deps.limits ?? DEFAULT_JSON_LIMITS;
+    const shape = isJson(req.contentType) ? scanJson(req.rawBody, limits) : undefined;
+    const deep = shape?.kind === 'batch' ? shape.elements.filter((e) => e.tooDeepAt !== undefined) : [];
+    const refusal =
+      shape?.kind === 'too-deep'
+        ? { message: `the body is ${tooDeepMessage(limits, shape.at)}: flatten it`, where: { byte: shape.at } }
+        : shape?.kind === 'too-many'
+          ? { message: `the batch holds ${shape.count} events, at most ${limits.maxBatch} per delivery: split it`, where: { events: shape.count } }
+          : shape?.kind === 'batch' && deep.length > 0 && !shape.balanced
+            ? { message: `event [${deep[0]!.index}] is ${tooDeepMessage(limits, deep[0]!.tooDeepAt!)} and the body is not valid JSON`, where: { byte: deep[0]!.tooDeepAt!, index: deep[0]!.index } }
+            : undefined;
+    if (refusal) {
+      // Refused before parsing, with where: the sender can fix it; a 5xx would only be retried for ever.
+      count('bad_request');
+      log.warn({ where: refusal.where }, 'webhook refused: over the structure limits');
+      return reply.code(400).send({ error: 'bad_request', ...refusal });
+    }
+
     let result: ParseResult;
     try {
-      result = connector.parse(req, settings);
+      // Elements nesting too deep are blanked (null) so the connector never holds them; their
+      // errors are set below, by index.
+      result = connector.parse(deep.length > 0 ? { ...req, rawBody: withoutDeepElements(req.rawBody, deep) } : req, settings);
     } catch (error) {
       // A connector bug must not lose a signed payload: it is kept like any unreadable one.
       log.error({ err: error }, 'connector parse threw');
@@ -95,7 +166,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
     }
 
     try {
-      return await handleParsed(result, req, enabled, reply, count, log);
+      return await handleParsed(result, req, shape, deep, limits, enabled, reply, count, log);
     } catch (error) {
       count('unavailable');
       log.error({ err: error, code: isTaxsyncError(error) ? error.code : undefined }, 'webhook not stored');
@@ -109,6 +180,9 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
   async function handleParsed(
     result: ParseResult,
     req: WebhookRequest,
+    shape: JsonShape | undefined,
+    deep: readonly ElementSpan[],
+    limits: JsonLimits,
     { connector }: EnabledConnector,
     reply: FastifyReply,
     count: (outcome: string) => void,
@@ -127,17 +201,42 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       return reply.code(200).send({ status: 'ignored', reason: result.reason });
     }
 
+    const spans = shape?.kind === 'batch' ? shape.elements : [];
+    const deepAt = new Map(deep.map((e) => [e.index, e.tooDeepAt!]));
+    const deepFields = (index: number) => ({ '(event)': [tooDeepMessage(limits, deepAt.get(index)!)] });
+
     if (result.kind === 'invalid') {
-      const entry = deadLetterFor(req, connector.id, result.topic, deliveryId, result.message, result.fields);
+      // A batch none of whose events is valid is kept whole; the answer still names each element.
+      const perElement = fieldsByElement(result.fields);
+      for (const index of deepAt.keys()) perElement.set(index, deepFields(index));
+      const elements: ElementError[] = [...perElement.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([index, fields]) => ({ index, message: `event [${index}]: ${summary(fields)}`, fields }));
+      const fields = deep.length === 0 ? result.fields : { ...result.fields, ...Object.fromEntries(deep.map((e) => [`[${e.index}].(event)`, deepFields(e.index)['(event)']])) };
+      const entry = deadLetterFor(req, connector.id, result.topic, deliveryId, result.message, fields);
       const stored = await deps.producer.accept({ events: [], deadLetters: [entry], delivery });
       count('invalid');
-      log.warn({ topic: result.topic, deadLetterId: stored.deadLetters[0]?.id, fields: Object.keys(result.fields ?? {}) }, 'signed payload dead-lettered');
-      return reply.code(202).send({ status: 'accepted', accepted: 0, dead_lettered: 1 });
+      const id = stored.deadLetters[0]?.id;
+      log.warn({ topic: result.topic, deadLetterId: id, fields: Object.keys(fields ?? {}) }, 'signed payload dead-lettered');
+      return reply.code(202).send({
+        status: 'accepted',
+        accepted: 0,
+        dead_lettered: 1,
+        ...(id === undefined ? {} : { dead_letter_id: id }),
+        ...(elements.length > 0 ? { rejected: elements } : {}),
+      });
     }
 
-    const rejected = (result.rejected ?? []).map((part) =>
-      deadLetterFor(req, connector.id, result.topic, deliveryId, `event ${part.index}: ${part.message}`, part.fields, part.raw),
-    );
+    const parts = (result.rejected ?? []).map((part) => {
+      const tooDeep = deepAt.has(part.index);
+      const fields = tooDeep ? deepFields(part.index) : part.fields;
+      const message = tooDeep ? tooDeepMessage(limits, deepAt.get(part.index)!) : part.message;
+      // The element as it was sent (its bytes), never re-serialised: that is what failed before.
+      const span = spans[part.index];
+      const text = span ? req.rawBody.subarray(span.start, span.end).toString('utf8') : safeJson(part.raw);
+      return { index: part.index, message: `event [${part.index}]: ${message}`, fields, text };
+    });
+    const rejected = parts.map((part) => deadLetterFor(req, connector.id, result.topic, deliveryId, part.message, part.fields, part.text));
     const stored = await deps.producer.accept({ events: result.events, deadLetters: rejected, delivery });
     const tally = { queued: 0, stale: 0, duplicate: 0 };
     for (const outcome of stored.outcomes) tally[outcome] += 1;
@@ -153,6 +252,18 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       accepted: result.events.length,
       ...tally,
       dead_lettered: rejected.length,
+      ...(parts.length > 0
+        ? {
+            rejected: parts.map(
+              (part, i): ElementError => ({
+                index: part.index,
+                message: part.message,
+                ...(part.fields ? { fields: part.fields } : {}),
+                ...(stored.deadLetters[i] ? { dead_letter_id: stored.deadLetters[i].id } : {}),
+              }),
+            ),
+          }
+        : {}),
     });
   }
 
@@ -163,9 +274,9 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
     deliveryId: string | undefined,
     message: string,
     fields: Record<string, string[]> | undefined,
-    part?: unknown,
+    partText?: string,
   ): NewDeadLetter {
-    const text = part === undefined ? req.rawBody.toString('utf8') : JSON.stringify(part);
+    const text = partText ?? req.rawBody.toString('utf8');
     const limit = deps.rawBodyLimitBytes;
     const at = req.receivedAt.toISOString();
     return {

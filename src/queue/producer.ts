@@ -1,5 +1,6 @@
 import { Job, type Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
+import type { AckGuard } from './ack-durability.js';
 import type { RedisClient } from './connection.js';
 import { TaxsyncError } from '../domain/errors.js';
 import type { CanonicalEvent } from '../domain/events.js';
@@ -37,10 +38,13 @@ export interface Producer {
   /**
    * Writes every event to the latest-state store and makes sure its record has a job, with the
    * dead letters and the delivery marker, in ONE Redis transaction (MULTI): when it resolves, all
-   * of it is stored (as durable as Redis is configured to be); a connection lost before EXEC
-   * stores none of it.
+   * of it is stored, and confirmed as durable as `ack` asks (AOF fsync, a replica); a connection
+   * lost before EXEC stores none of it. A write Redis took but could not confirm rejects with
+   * REDIS_NOT_DURABLE (the caller answers 503; a retry of it is a duplicate).
    */
   accept(input: AcceptInput): Promise<AcceptResult>;
+  /** How acceptances are confirmed (TAXSYNC_ACK_DURABILITY); absent: EXEC only. */
+  readonly durability?: AckGuard;
   /** True when this delivery was accepted before. */
   isDuplicateDelivery(connector: string, deliveryId: string): Promise<boolean>;
 }
@@ -57,6 +61,8 @@ export interface ProducerOptions {
   /** Delay before a record's job runs, letting a burst settle into one call. */
   coalesceDelayMs: number;
   retry?: RetryPolicy | RetryPolicies;
+  /** What an acceptance waits for after EXEC (src/queue/ack-durability.ts); absent: nothing. */
+  ack?: AckGuard;
   /** VAT submissions are on: transaction events are also queued for the vat-submissions queue. */
   vat?: boolean;
   clock?: () => Date;
@@ -88,6 +94,7 @@ export function createProducer(options: ProducerOptions): Producer {
   }
 
   return {
+    ...(options.ack ? { durability: options.ack } : {}),
     async isDuplicateDelivery(connector, deliveryId) {
       ensureReady();
       return (await redis.exists(keys.delivery(connector, deliveryId))) === 1;
@@ -145,6 +152,8 @@ export function createProducer(options: ProducerOptions): Producer {
       const results = await multi.exec();
       if (results === null) throw new Error('Redis transaction was aborted');
       for (const [error] of results) if (error) throw error;
+      // Stored in Redis's memory; a 2xx waits until it is as durable as configured.
+      await options.ack?.confirm();
       const outcomes = input.events.map((_, i): EventOutcome => {
         const seq = Number(results[outcomeAt[i]!]?.[1]);
         return seq > 0 ? 'queued' : seq === 0 ? 'duplicate' : 'stale';

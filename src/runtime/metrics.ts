@@ -6,6 +6,8 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics, QueueSource } from '../observability/metrics.js';
 import type { Keys } from '../queue/keys.js';
 import { QUEUE_NAMES, RECORD_QUEUES, type QueueName } from '../queue/names.js';
+import type { Secret } from '../config/secret.js';
+import { METRICS_REFUSED, metricsAllowed } from '../http/metrics-access.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /** What /metrics reads at scrape time, over this process's own queues and connection. */
@@ -21,10 +23,14 @@ export function queueSource(queues: Record<QueueName, Queue>, redis: RedisClient
  * `taxsync work` has no webhook server: with TAXSYNC_METRICS_PORT set it answers GET /metrics
  * (and nothing else) on a listener of its own. Registers its shutdown; resolves to its URL.
  */
-export async function serveMetrics(deps: { metrics: Metrics; host: string; port: number; logger: Logger; lifecycle: Lifecycle }): Promise<string> {
+export async function serveMetrics(deps: { metrics: Metrics; host: string; port: number; logger: Logger; lifecycle: Lifecycle; token?: Secret }): Promise<string> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found', message: 'only GET /metrics here' }));
+      return;
+    }
+    if (!metricsAllowed(deps.token, { headers: request.headers, remoteAddress: request.socket.remoteAddress })) {
+      response.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="taxsync metrics"' }).end(JSON.stringify(METRICS_REFUSED));
       return;
     }
     deps.metrics.registry.metrics().then(

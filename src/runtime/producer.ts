@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
 import { vatEnabled } from '../mapping/index.js';
+import { createAckGuard } from '../queue/ack-durability.js';
 import type { RedisClient } from '../queue/connection.js';
 import { createDeadLetterStore, type DeadLetterStore } from '../queue/dead-letter.js';
 import { createKeys } from '../queue/keys.js';
@@ -19,10 +20,11 @@ export function configuredProducer(
   settings: Settings,
   deadLetters: DeadLetterStore = createDeadLetterStore(queues['dead-letter']),
 ): Producer {
+  const keys = createKeys(config.redis.prefix);
   return createProducer({
     queues,
     connection,
-    keys: createKeys(config.redis.prefix),
+    keys,
     deadLetters,
     trace: config.trace,
     deliveryTtlMs: config.webhooks.deliveryTtlMs,
@@ -30,5 +32,6 @@ export function configuredProducer(
     vat: vatEnabled(settings.vat),
     // The attempts of every job come from here (TAXSYNC_MAX_ATTEMPTS), not from the workers.
     retry: config.queue.retry,
+    ack: createAckGuard(connection, { mode: config.ack.durability, timeoutMs: config.ack.timeoutMs, slotKey: keys.counters }),
   });
 }

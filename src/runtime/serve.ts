@@ -33,7 +33,9 @@ export async function startServe(deps: {
   emulatorUrl?: string;
 }): Promise<ServeHandle> {
   const { config, logger, lifecycle } = deps;
-  const connection = createRedis(deps.redisTarget, 'producer', { enableAutoPipelining: true, commandTimeout: WEBHOOK_COMMAND_TIMEOUT_MS });
+  // WAITAOF / WAIT may take up to TAXSYNC_ACK_TIMEOUT_MS: the command timeout leaves them that.
+  const commandTimeout = Math.max(WEBHOOK_COMMAND_TIMEOUT_MS, config.ack.timeoutMs + 500);
+  const connection = createRedis(deps.redisTarget, 'producer', { enableAutoPipelining: true, commandTimeout });
   connection.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
   lifecycle.onShutdown('redis (producer)', () => {
     connection.disconnect();
@@ -51,6 +53,9 @@ export async function startServe(deps: {
   const connectors = enabledConnectors(deps.secrets ?? webhookSecrets(config, false), deps.settings, config);
   // The webhooks and the dead-letter tools queue work through the same producer.
   const dlq = createDlqDeps(connection, queues, config, deps.settings);
+  // Said at start, and refused at start when it cannot work (AOF off with TAXSYNC_ACK_DURABILITY=aof).
+  const ack = await dlq.producer.durability?.ready();
+  if (ack) logger[ack.weak ? 'warn' : 'info']({ ackDurability: ack.mode, method: ack.method }, ack.description);
   const app = await buildApp({
     connectors,
     producer: dlq.producer,
@@ -58,16 +63,21 @@ export async function startServe(deps: {
     metrics,
     bodyLimitBytes: config.webhooks.bodyLimitBytes,
     rawBodyLimitBytes: config.webhooks.rawBodyLimitBytes,
+    limits: config.webhooks.limits,
     ready: () => answers(connection, keys.counters),
     health: {
       usesEmulator: config.usesEmulator || deps.emulatorUrl !== undefined,
       ...(deps.emulatorUrl === undefined ? {} : { emulatorUrl: deps.emulatorUrl }),
     },
-    ...(config.adminToken === undefined
+    ...(config.metricsToken === undefined ? {} : { metricsToken: config.metricsToken }),
+    ...(config.admin.operators.length === 0
       ? {}
       : {
           admin: {
-            token: config.adminToken,
+            operators: config.admin.operators,
+            sessions: { redis: connection, keys, ttlMs: config.admin.sessionMs },
+            loginRate: config.admin.loginRate,
+            secureCookie: config.admin.secureCookie,
             queues: Object.values(queues),
             dlq: (actor: string) => ({ ...dlq, audit: createAuditLog(connection, keys, { actor }) }),
             waiting: () => createWaitingIndex(connection, keys).list({ limit: 50 }),

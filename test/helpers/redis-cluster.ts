@@ -69,7 +69,10 @@ export async function startLocalCluster(masters = 3, deadlineMs = 30_000): Promi
           '--cluster-config-file', join(dir, `nodes-${port}.conf`),
           '--cluster-port', String(all[masters + i]),
           '--cluster-node-timeout', '15000',
-          '--appendonly', 'no',
+          // AOF on, as taxsync's default acknowledgement durability (TAXSYNC_ACK_DURABILITY=aof) requires.
+          '--appendonly', 'yes',
+          '--appendfsync', 'always',
+          '--appenddirname', `appendonly-${port}`,
           '--save', '',
           '--dir', dir,
         ],

@@ -26,7 +26,8 @@ async function startLocalRedis(): Promise<{ url: string; stop: () => Promise<voi
   try {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      // AOF on (everysec), as taxsync's default acknowledgement durability (TAXSYNC_ACK_DURABILITY=aof) requires.
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', dir],
       { stdio: 'ignore' },
     );
   } catch {
@@ -53,7 +54,7 @@ async function startLocalRedis(): Promise<{ url: string; stop: () => Promise<voi
 async function startContainerRedis(): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
   try {
     const { GenericContainer } = await import('testcontainers');
-    const container = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).start();
+    const container = await new GenericContainer('redis:7-alpine').withCommand(['redis-server', '--appendonly', 'yes']).withExposedPorts(6379).start();
     return {
       url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
       stop: async () => {

@@ -106,10 +106,10 @@ describe('loadConfig', () => {
   });
 
   it('never prints a secret, in errors or in the printed config', () => {
-    const secrets = { TAX_API_CLIENT_SECRET: 'sup3r-s3cret', SHOPIFY_WEBHOOK_SECRET: 'shpss_abc', TAXSYNC_ADMIN_TOKEN: 'adm1n-t0ken' };
+    const secrets = { TAX_API_CLIENT_SECRET: 'sup3r-s3cret', SHOPIFY_WEBHOOK_SECRET: 'shpss_abc', TAXSYNC_ADMIN_TOKEN: 'adm1n-t0ken-0123456789abcdef-0123456789' };
     const message = failure({ ...secrets, TAX_API_URL: 'http://tax.example.com', TAXSYNC_HTTP_PORT: '-1' });
     const config = loadConfig({ ...secrets, TAX_API_URL: 'https://tax.example.com', TAX_API_CLIENT_ID: 'id' });
-    const printed = [message, JSON.stringify(describeConfig(config)), inspect(config, { depth: 10 }), String(config.adminToken)].join('\n');
+    const printed = [message, JSON.stringify(describeConfig(config)), inspect(config, { depth: 10 }), String(config.admin.operators[0]?.token)].join('\n');
     for (const value of Object.values(secrets)) expect(printed).not.toContain(value);
     expect(config.taxApi.clientSecret?.reveal()).toBe('sup3r-s3cret');
   });

@@ -84,7 +84,7 @@ export function registerDaemonCommands(program: Command): void {
           api.emulatorUrl ? `tax engine and VAT service: the built-in emulator at ${api.emulatorUrl}` : undefined,
           dev.length > 0 ? `development webhook secrets: ${dev.join(' ')}` : undefined,
           vatLine,
-          config.adminToken ? `web view: ${served.address}/admin (sign in with TAXSYNC_ADMIN_TOKEN)` : undefined,
+          config.admin.operators.length > 0 ? `web view: ${served.address}/admin (sign in with your operator token)` : undefined,
           daemonFile ? `commands run in this folder (npx taxsync status, trace, dlq, vat, faults…) find this daemon through ${daemonFile}` : undefined,
           'try it: npm run demo (docs/tour.md walks through the rest)',
         ]
@@ -118,7 +118,7 @@ export function registerDaemonCommands(program: Command): void {
         });
         if (metrics && config.metricsPort !== undefined) {
           const port = config.metricsPort;
-          await serveMetrics({ metrics, host: config.http.host, port, logger, lifecycle }).catch((error: unknown) => {
+          await serveMetrics({ metrics, host: config.http.host, port, logger, lifecycle, ...(config.metricsToken ? { token: config.metricsToken } : {}) }).catch((error: unknown) => {
             throw listenError(error, { host: config.http.host, port, variable: 'TAXSYNC_METRICS_PORT' });
           });
         }

@@ -60,16 +60,26 @@ function filterOptions(command: Command): Command {
     .option('--text <text>', 'text anywhere in the entry (case-insensitive)');
 }
 
-/** The entries named by id, or chosen by the filter; ids not found are an error. */
-async function choose(deps: DlqDeps, ids: readonly string[], options: Common, requireCriteria: boolean): Promise<{ entries: DeadLetterEntry[]; selection: Selection }> {
+/**
+ * The entries named by id, chosen by the filter, or (`--all`) every entry. With `explicit`
+ * (replay, discard) nothing chosen is an error, never "all": an empty id or a blank filter is a
+ * mistake, not a selection. Ids not found are an error.
+ */
+async function choose(deps: DlqDeps, ids: readonly string[], options: Common & { all?: boolean }, explicit: boolean): Promise<{ entries: DeadLetterEntry[]; selection: Selection }> {
+  if (ids.some((id) => id.trim() === '')) throw new Error('an entry id is empty: name entry ids, give at least one filter, or --all');
+  for (const name of ['queue', 'code', 'source', 'externalId', 'since', 'until', 'text'] as const) {
+    const value = options[name];
+    if (value !== undefined && value.trim() === '') throw new Error(`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is empty: give the filter a value, name entry ids, or --all`);
+  }
   const filter = parseFilter(options);
+  const criteria = (ids.length > 0 ? 1 : 0) + (isEmptyFilter(filter) ? 0 : 1) + (options.all ? 1 : 0);
+  if (criteria > 1) throw new Error('give entry ids, filters or --all: one of them');
   if (ids.length > 0) {
-    if (!isEmptyFilter(filter)) throw new Error('give entry ids or filters, not both');
     const { entries, missing } = await entriesById(deps, ids);
     if (missing.length > 0) throw new Error(`no dead-letter entry ${missing.join(', ')}`);
     return { entries, selection: { ids } };
   }
-  if (requireCriteria && isEmptyFilter(filter)) throw new Error('name entry ids or give at least one filter (--queue, --code, --source, …)');
+  if (explicit && criteria === 0) throw new Error('name entry ids, give at least one filter (--queue, --code, --source, …) or --all');
   return { entries: await selectEntries(deps, filter), selection: { filter } };
 }
 
@@ -199,11 +209,12 @@ export function registerDlqCommands(program: Command): void {
     });
 
   filterOptions(dlq.command('discard').description('remove entries for good (plan first; audited)'))
-    .argument('[ids...]', 'entry ids (or filters)')
+    .argument('[ids...]', 'entry ids (or filters, or --all)')
+    .option('--all', 'every entry (an explicit choice: no ids and no filter is an error)')
     .option('--yes', 'do not ask (required when not on a terminal)')
     .option('--actor <name>', 'who is acting, for the audit log (default: the OS user)')
     .option('--json', 'machine-readable output')
-    .action(async (ids: string[], options: Common & { yes?: boolean }) => {
+    .action(async (ids: string[], options: Common & { yes?: boolean; all?: boolean }) => {
       await run('discard', options, async (deps) => {
         const { entries, selection } = await choose(deps, ids, options, true);
         const plan = tally(entries);
@@ -219,15 +230,17 @@ export function registerDlqCommands(program: Command): void {
     });
 
   filterOptions(dlq.command('replay').description('send entries again, safely (plan first; audited); see docs/operations.md'))
-    .argument('[ids...]', 'entry ids (default: every entry the filters match)')
+    .argument('[ids...]', 'entry ids (or filters, or --all)')
+    .option('--all', 'every entry (an explicit choice: no ids and no filter is an error, except with --dry-run)')
     .option('--yes', 'do not ask (required when not on a terminal)')
     .option('--dry-run', 'print the plan only')
     .option('--remap', "rebuild each job from the record's latest known state instead of the entry's event (worker entries only)")
     .option('--actor <name>', 'who is acting, for the audit log (default: the OS user)')
     .option('--json', 'machine-readable output')
-    .action(async (ids: string[], options: Common & { yes?: boolean; dryRun?: boolean; remap?: boolean }) => {
+    .action(async (ids: string[], options: Common & { yes?: boolean; dryRun?: boolean; remap?: boolean; all?: boolean }) => {
       await run('replay', options, async (deps) => {
-        const { entries, selection } = await choose(deps, ids, options, false);
+        // A dry run changes nothing: its plan may cover everything.
+        const { entries, selection } = await choose(deps, ids, options, !options.dryRun);
         const plan = tally(entries);
         if (options.dryRun || entries.length === 0) {
           process.stdout.write(options.json ? `${JSON.stringify({ plan, dry_run: true })}\n` : `plan: replay${options.remap ? ' --remap' : ''} ${describeTally(plan)}\n`);

@@ -1,22 +1,18 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Secret } from '../../config/secret.js';
+import { operatorFor, sameBytes, type Operator } from './operators.js';
+import type { Session, SessionStore } from './sessions.js';
 
-/** The session cookie: an expiry and its HMAC under the admin token (the token itself never leaves the server). */
+/** The session cookie: a random id of a session kept in Redis (never the token, never a name). */
 export const SESSION_COOKIE = 'taxsync_admin';
-/** The name given at sign-in, for the audit log. */
-export const NAME_COOKIE = 'taxsync_admin_name';
-/** How long a browser session lasts. */
-export const SESSION_MS = 12 * 60 * 60 * 1000;
+/** The cookie of earlier versions that held a name typed at sign-in; cleared at sign-in and sign-out. */
+const OLD_NAME_COOKIE = 'taxsync_admin_name';
 
-const NAME = /^[\w.@-]{1,64}$/;
-
-export type Viewer = { via: 'bearer'; actor: string } | { via: 'cookie'; actor: string; session: string };
-
-function sameBytes(a: string, b: string): boolean {
-  // Hashing first gives equal lengths, so the comparison takes the same time whatever is presented.
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-}
+/**
+ * Who is asking. The audit actor is derived from the operator the token belongs to, never from
+ * anything the client types: `admin:web:<operator>` for a browser session,
+ * `admin:bearer:<operator>` for a bearer token.
+ */
+export type Viewer = { via: 'bearer'; operator: string; actor: string } | { via: 'cookie'; operator: string; actor: string; session: Session };
 
 export function readCookie(request: FastifyRequest, name: string): string | undefined {
   for (const part of (request.headers.cookie ?? '').split(';')) {
@@ -26,69 +22,61 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
   return undefined;
 }
 
-function cookie(name: string, value: string, maxAgeS: number): string {
-  return `${name}=${value}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}`;
+export interface CookiePolicy {
+  /** False only with TAXSYNC_ADMIN_INSECURE_COOKIE=1 on a loopback listener (plain http on localhost). */
+  secure: boolean;
+  maxAgeS: number;
 }
 
-/** `admin:web`, or `admin:web:<name>` when a valid name was given (sign-in form or `X-Taxsync-Actor`). */
-export function actorFor(name: string | undefined): string {
-  return name !== undefined && NAME.test(name) ? `admin:web:${name}` : 'admin:web';
+function cookie(name: string, value: string, maxAgeS: number, secure: boolean): string {
+  return `${name}=${value}; Path=/admin; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}; Max-Age=${maxAgeS}`;
 }
 
 export interface AdminAuth {
-  /** Who the request is, or undefined when it carries no valid token or session. */
-  viewer(request: FastifyRequest): Viewer | undefined;
-  /** True when `presented` is the admin token (constant time). */
-  isToken(presented: string): boolean;
-  /** Sets the session (and name) cookies after a successful sign-in. */
-  signIn(reply: FastifyReply, name: string | undefined): void;
-  signOut(reply: FastifyReply): void;
-  /** The CSRF token of a session: what every form of that session posts back. */
-  csrfFor(session: string): string;
+  /** Who the request is, or undefined when it carries no valid token or live session. */
+  viewer(request: FastifyRequest): Promise<Viewer | undefined>;
+  /** The operator `presented` is the token of (constant time over every operator). */
+  operatorFor(presented: string): Operator | undefined;
+  /** Opens a session in Redis and sets its cookie. */
+  signIn(reply: FastifyReply, operator: Operator): Promise<void>;
+  /** Ends the session in Redis (it no longer works anywhere) and clears the cookie. */
+  signOut(reply: FastifyReply, viewer: Viewer): Promise<void>;
+  /** The CSRF token of a cookie session: what every form of that session posts back. */
+  csrfFor(viewer: Viewer): string | undefined;
   /** True when a cookie-authenticated POST came from our own pages. */
   sameSitePost(request: FastifyRequest, viewer: Viewer, csrf: string | undefined): boolean;
 }
 
-export function createAdminAuth(token: Secret, clock: () => Date = () => new Date()): AdminAuth {
-  const mac = (text: string) => createHmac('sha256', token.reveal()).update(text).digest('base64url');
-  const newSession = () => {
-    const expires = String(clock().getTime() + SESSION_MS);
-    return `${expires}.${mac(`session:${expires}`)}`;
-  };
-  const validSession = (value: string) => {
-    const [expires, signature] = value.split('.');
-    if (expires === undefined || signature === undefined || !/^\d{1,15}$/.test(expires)) return false;
-    return sameBytes(signature, mac(`session:${expires}`)) && Number(expires) > clock().getTime();
-  };
-  const csrfFor = (session: string) => mac(`csrf:${session}`);
+export function createAdminAuth(operators: readonly Operator[], sessions: SessionStore, policy: CookiePolicy): AdminAuth {
   return {
-    viewer(request) {
+    async viewer(request) {
       const header = request.headers.authorization;
       // Only a bearer header is ours: a proxy's own `Authorization: Basic …` in front of /admin
       // must not hide the session cookie.
       if (header !== undefined && /^Bearer\b/i.test(header)) {
         const match = /^Bearer +(\S+)\s*$/i.exec(header);
-        const name = request.headers['x-taxsync-actor'];
-        return match && sameBytes(match[1]!, token.reveal()) ? { via: 'bearer', actor: actorFor(typeof name === 'string' ? name : undefined) } : undefined;
+        const operator = match ? operatorFor(operators, match[1]!) : undefined;
+        return operator ? { via: 'bearer', operator: operator.name, actor: `admin:bearer:${operator.name}` } : undefined;
       }
-      const session = readCookie(request, SESSION_COOKIE);
-      if (session === undefined || !validSession(session)) return undefined;
-      return { via: 'cookie', actor: actorFor(readCookie(request, NAME_COOKIE)), session };
+      const id = readCookie(request, SESSION_COOKIE);
+      if (id === undefined || id === '') return undefined;
+      const session = await sessions.read(id);
+      return session ? { via: 'cookie', operator: session.operator, actor: `admin:web:${session.operator}`, session } : undefined;
     },
-    isToken: (presented) => sameBytes(presented, token.reveal()),
-    signIn(reply, name) {
-      const cookies = [cookie(SESSION_COOKIE, newSession(), SESSION_MS / 1000)];
-      cookies.push(name !== undefined && NAME.test(name) ? cookie(NAME_COOKIE, name, SESSION_MS / 1000) : cookie(NAME_COOKIE, '', 0));
-      void reply.header('set-cookie', cookies);
+    operatorFor: (presented) => operatorFor(operators, presented),
+    async signIn(reply, operator) {
+      const session = await sessions.create(operator);
+      void reply.header('set-cookie', [cookie(SESSION_COOKIE, session.id, policy.maxAgeS, policy.secure), cookie(OLD_NAME_COOKIE, '', 0, policy.secure)]);
     },
-    signOut(reply) {
-      void reply.header('set-cookie', [cookie(SESSION_COOKIE, '', 0), cookie(NAME_COOKIE, '', 0)]);
+    async signOut(reply, viewer) {
+      if (viewer.via === 'cookie') await sessions.destroy(viewer.session.id);
+      void reply.header('set-cookie', [cookie(SESSION_COOKIE, '', 0, policy.secure), cookie(OLD_NAME_COOKIE, '', 0, policy.secure)]);
     },
-    csrfFor,
+    csrfFor: (viewer) => (viewer.via === 'cookie' ? viewer.session.csrf : undefined),
     sameSitePost(request, viewer, csrf) {
       // A bearer token is never sent by a browser on its own: only cookie sessions can be forged.
       if (viewer.via === 'bearer') return true;
-      return fromOurPages(request) && csrf !== undefined && sameBytes(csrf, csrfFor(viewer.session));
+      return fromOurPages(request) && csrf !== undefined && sameBytes(csrf, viewer.session.csrf);
     },
   };
 }

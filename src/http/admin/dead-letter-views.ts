@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../../domain/errors.js';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
 import type { ReplaySummary } from '../../runtime/dlq.js';
 import { describeTally, entrySubject, tally } from '../../runtime/dlq-filter.js';
@@ -59,7 +60,7 @@ export function listView(options: { fields: FilterFields; entries: readonly Dead
 ${options.error === undefined ? '' : html`<p class="error">${options.error}</p>`}
 <p>${options.summary}${total > 0 ? html`; showing ${offset + 1}–${offset + entries.length}, newest first` : ''}</p>
 ${total > 0
-  ? html`<p><a href="${BASE}/replay${query(fields)}">Replay these ${total}…</a>${Object.keys(fields).length > 0 ? html` · <a href="${BASE}/discard${query(fields)}">Discard these ${total}…</a>` : ''}</p>
+  ? html`<p><a href="${BASE}/replay${query(Object.keys(fields).length > 0 ? fields : { all: '1' })}">Replay these ${total}…</a>${Object.keys(fields).length > 0 ? html` · <a href="${BASE}/discard${query(fields)}">Discard these ${total}…</a>` : ''}</p>
 <table><thead><tr><th>last failed</th><th>queue</th><th>record / delivery</th><th>code</th><th>message</th><th>attempts</th></tr></thead>
 <tbody>${rows}</tbody></table>${paging}`
   : ''}`;
@@ -98,11 +99,22 @@ ${e.raw
 
 const SHOWN = 100;
 
+/** `transient 2, invalid 1`: the classes of docs/errors.md, so a plan says what kind of failures it acts on. */
+function byClass(entries: readonly DeadLetterEntry[]): string {
+  const counts = new Map<string, number>();
+  for (const e of entries) {
+    const errorClass = Object.hasOwn(ERROR_CODES, e.error.code) ? ERROR_CODES[e.error.code as keyof typeof ERROR_CODES].errorClass : 'unknown';
+    counts.set(errorClass, (counts.get(errorClass) ?? 0) + 1);
+  }
+  return [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([c, n]) => `${c} ${n}`).join(', ');
+}
+
 export function confirmView(options: { action: Action; entries: readonly DeadLetterEntry[]; missing: readonly string[]; fields: FilterFields; csrf?: string }): Html {
   const { action, entries } = options;
   const verb = action === 'replay' ? 'Replay' : 'Discard';
   if (entries.length === 0) return html`<p>Nothing to ${action}${options.missing.length > 0 ? html`: ${options.missing.join(', ')} no longer in the queue` : ''}.</p><p><a href="${BASE}">back</a></p>`;
   return html`<p>${verb} ${describeTally(tally(entries))}?</p>
+<p>By error class: ${byClass(entries)}.</p>
 ${action === 'replay'
   ? html`<p>A replay queues the record again through the same rules as a webhook: a newer event wins, a confirmed VAT submission is never sent twice.</p>`
   : html`<p class="notice">A discarded entry is gone; only the audit log remembers it.</p>`}

@@ -43,12 +43,26 @@ function searchOf(request: FastifyRequest): URLSearchParams {
   return new URLSearchParams(request.url.split('?')[1] ?? '');
 }
 
-/** The chosen entries: the ids named, else every entry the filter matches. */
+const NO_SELECTION = 'Choose the entries: name them (id), filter the list, or ask for every entry (all=1). An empty selection never means all.';
+
+/** The ids named, without blanks (a blank `id=` names nothing). */
+function namedIds(params: URLSearchParams): string[] {
+  return params
+    .getAll('id')
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
+}
+
+/**
+ * The chosen entries: the ids named, else every entry the filter matches, else with `all=1` every
+ * entry. Nothing chosen is an error: one malformed form must never act on the whole queue.
+ */
 async function chosen(deps: DlqDeps, params: URLSearchParams): Promise<{ entries: DeadLetterEntry[]; missing: string[]; selection: Selection; fields: FilterFields } | { error: string }> {
   const fields = fieldsOf(params);
   const parsed = filterOf(fields);
   if ('error' in parsed) return parsed;
-  const ids = params.getAll('id').filter((id) => id !== '');
+  const ids = namedIds(params);
+  if (ids.length === 0 && isEmptyFilter(parsed.filter) && params.get('all') !== '1') return { error: NO_SELECTION };
   if (ids.length > 0) {
     const { entries, missing } = await entriesById(deps, ids);
     // Confirmed from a filtered list: the audit log keeps the filter as well as the ids.
@@ -70,7 +84,8 @@ async function waitingSection(read: () => Promise<WaitingList>, logger: Logger):
 export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLetterRouteDeps): void {
   const send = (request: FastifyRequest, reply: FastifyReply, title: string, body: Html, status = 200) => {
     const viewer = deps.viewerOf(request);
-    const options = viewer.via === 'cookie' ? { actor: viewer.actor, csrf: deps.auth.csrfFor(viewer.session) } : { actor: viewer.actor };
+    const csrf = deps.auth.csrfFor(viewer);
+    const options = csrf === undefined ? { actor: viewer.actor } : { actor: viewer.actor, csrf };
     return reply.code(status).type('text/html; charset=utf-8').send(page(title, body, options));
   };
 
@@ -104,12 +119,8 @@ export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLette
       const viewer = deps.viewerOf(request);
       const params = searchOf(request);
       const picked = await chosen(deps.dlq(viewer.actor), params);
-      if ('error' in picked) return send(request, reply, title, html`<p class="error">${picked.error}</p>`, 400);
-      // As `taxsync dlq discard`: never everything by accident.
-      if (action === 'discard' && params.getAll('id').length === 0 && picked.selection.filter !== undefined && isEmptyFilter(picked.selection.filter)) {
-        return send(request, reply, title, html`<p class="error">A discard needs entries named or at least one filter.</p><p><a href="/admin/dead-letters">back</a></p>`, 400);
-      }
-      const csrf = viewer.via === 'cookie' ? deps.auth.csrfFor(viewer.session) : undefined;
+      if ('error' in picked) return send(request, reply, title, html`<p class="error">${picked.error}</p><p><a href="/admin/dead-letters">back</a></p>`, 400);
+      const csrf = deps.auth.csrfFor(viewer);
       return send(request, reply, title, confirmView({ action, entries: picked.entries, missing: picked.missing, fields: picked.fields, ...(csrf === undefined ? {} : { csrf }) }));
     });
 
@@ -120,7 +131,9 @@ export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLette
       if (!deps.auth.sameSitePost(request, viewer, form.get('csrf') ?? undefined)) {
         return send(request, reply, title, html`<p class="error">Refused: this form did not come from this site's own pages (or the session changed). Go back and try again.</p>`, 403);
       }
-      if (form.getAll('id').length === 0) return send(request, reply, title, html`<p class="error">Name the entries to ${action} (id).</p>`, 400);
+      // The confirmation names every entry it acts on: a POST acts on named ids only, never on a
+      // filter or on all (a blank `id=` used to select the whole queue).
+      if (namedIds(form).length === 0) return send(request, reply, title, html`<p class="error">Name the entries to ${action} (id): ${NO_SELECTION}</p>`, 400);
       const dlq = deps.dlq(viewer.actor);
       const picked = await chosen(dlq, form);
       if ('error' in picked) return send(request, reply, title, html`<p class="error">${picked.error}</p>`, 400);

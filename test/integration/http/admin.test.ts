@@ -13,6 +13,7 @@ import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
 
 const TOKEN = 'adm1n-t0ken-for-the-web-view-tests';
+const BOB = 'b0b-has-a-t0ken-of-his-own-for-these-tests';
 const BROWSER = { accept: 'text/html,application/xhtml+xml' };
 
 const fixture = JSON.parse(readFileSync(new URL('../../fixtures/connectors/shopify/customers-create-tax-exemptions.json', import.meta.url), 'utf8')) as { body: unknown };
@@ -28,7 +29,11 @@ describe('the admin routes', () => {
 
   async function build(admin: boolean): Promise<FastifyInstance> {
     const deps: AdminDeps = {
-      token: new Secret(TOKEN),
+      operators: [
+        { name: 'alice', token: new Secret(TOKEN) },
+        { name: 'bob', token: new Secret(BOB) },
+      ],
+      sessions: { redis: pipeline.producerConnection, keys: pipeline.keys },
       queues: Object.values(pipeline.queues),
       dlq: (actor) => pipelineDlqDeps(pipeline, { actor }),
     };
@@ -47,12 +52,12 @@ describe('the admin routes', () => {
   }
 
   /** Signs in as a browser would; returns the cookie header to send and the page's CSRF token. */
-  async function signIn(name = 'alice'): Promise<{ cookie: string; csrf: string }> {
+  async function signIn(token = TOKEN): Promise<{ cookie: string; csrf: string }> {
     const res = await app.inject({
       method: 'POST',
       url: '/admin/login',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
-      payload: new URLSearchParams({ token: TOKEN, name, next: '/admin/dead-letters' }).toString(),
+      payload: new URLSearchParams({ token, next: '/admin/dead-letters' }).toString(),
     });
     expect(res.statusCode).toBe(303);
     const cookie = res.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
@@ -75,7 +80,7 @@ describe('the admin routes', () => {
     await pipeline.close();
   });
 
-  it('answer 404 like any unknown route when TAXSYNC_ADMIN_TOKEN is unset', async () => {
+  it('answer 404 like any unknown route when no operator token is configured', async () => {
     app = await build(false);
     for (const url of ['/admin', '/admin/dead-letters', '/admin/login', '/admin/queues', '/admin/queues/api/queues']) {
       const res = await app.inject({ url, headers: { authorization: `Bearer ${TOKEN}`, ...BROWSER } });
@@ -107,7 +112,7 @@ describe('the admin routes', () => {
     expect((await app.inject({ url: '/admin/dead-letters', headers: { cookie: 'taxsync_admin=99999999999999.forged' } })).statusCode).toBe(401);
   });
 
-  it('signs a browser in with an HttpOnly, SameSite=Strict cookie that is not the token, and never shows or logs the token', async () => {
+  it('signs a browser in with an HttpOnly, SameSite=Strict, Secure cookie that is not the token, and never shows or logs the token', async () => {
     app = await build(true);
     const wrong = await app.inject({
       method: 'POST',
@@ -116,7 +121,7 @@ describe('the admin routes', () => {
       payload: `token=${encodeURIComponent(`${TOKEN}-not`)}`,
     });
     expect(wrong.statusCode).toBe(401);
-    expect(wrong.body).toContain('not the admin token');
+    expect(wrong.body).toContain("not an operator's admin token");
     expect(wrong.cookies).toEqual([]);
 
     const crossSite = await app.inject({
@@ -136,10 +141,10 @@ describe('the admin routes', () => {
     expect(ok.statusCode).toBe(303);
     expect(ok.headers.location).toBe('/admin/dead-letters');
     const session = ok.cookies.find((c) => c.name === 'taxsync_admin')!;
-    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin', secure: true });
     expect(session.value).not.toContain(TOKEN);
 
-    const { cookie } = await signIn();
+    const { cookie, csrf } = await signIn();
     const listPage = await app.inject({ url: '/admin/dead-letters', headers: { cookie, ...BROWSER } });
     expect(listPage.statusCode).toBe(200);
     expect(listPage.body).toContain('admin:web:alice');
@@ -151,7 +156,7 @@ describe('the admin routes', () => {
     const wrongBearer = await app.inject({ url: '/admin/dead-letters', headers: { cookie, ...BROWSER, authorization: 'Bearer not-the-token' } });
     expect(wrongBearer.statusCode).toBe(401);
 
-    const out = await app.inject({ method: 'POST', url: '/admin/logout', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    const out = await app.inject({ method: 'POST', url: '/admin/logout', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: `csrf=${csrf}` });
     expect(out.statusCode).toBe(303);
     expect(out.cookies.find((c) => c.name === 'taxsync_admin')?.maxAge).toBe(0);
   });
@@ -223,8 +228,8 @@ describe('the admin routes', () => {
   it('refuses a cookie POST without the CSRF token or from another site, then discards and audits when confirmed', async () => {
     app = await build(true);
     await pipeline.producer.accept({ events: [], deadLetters: [kept('kept-1'), kept('kept-2')] });
-    const { cookie, csrf } = await signIn('alice');
-    // As the CLI: a discard needs ids or a filter, never everything by default.
+    const { cookie, csrf } = await signIn();
+    // As the CLI: a discard needs ids, a filter or all=1, never everything by default.
     expect((await app.inject({ url: '/admin/dead-letters/discard', headers: { cookie } })).statusCode).toBe(400);
     const confirm = await app.inject({ url: '/admin/dead-letters/discard?id=kept-1', headers: { cookie } });
     expect(confirm.body).toContain('Discard 1 entry (ingest 1; INVALID_PAYLOAD 1)?');
@@ -271,7 +276,7 @@ describe('the admin routes', () => {
     expect(await pipeline.deadLetters.get('kept-2')).toBeUndefined();
     expect(await pipeline.deadLetters.get('kept-1')).toBeDefined();
     const [audit] = await createAuditLog(pipeline.producerConnection, pipeline.keys).list();
-    expect(audit).toMatchObject({ actor: 'admin:web', action: 'replay', ids: ['kept-2'], filter: { text: 'delivery-kept-2' }, count: 1 });
+    expect(audit).toMatchObject({ actor: 'admin:bearer:alice', action: 'replay', ids: ['kept-2'], filter: { text: 'delivery-kept-2' }, count: 1 });
     expect(seen(confirm, res)).not.toContain(TOKEN);
   });
 });

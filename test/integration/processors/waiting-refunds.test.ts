@@ -30,7 +30,7 @@ import { useRedis } from '../../helpers/redis.js';
 const INVOICE = 'in_1MtHbELkdIwHu7ixl4OzzPMv';
 const CREDIT_NOTE = 'refund-cn_1MxvRqLkdIwHu7ixY0xbUcxk';
 const ORIGINAL_ID = '8e2a4c61-3d5b-4f7a-9c1e-6b0d2f4a8c13';
-const ADMIN_TOKEN = 'adm1n-t0ken-for-the-waiting-section';
+const ADMIN_TOKEN = 'adm1n-t0ken-for-the-waiting-section-of-the-web-view';
 const BASE = Date.UTC(2026, 10, 20, 10, 0, 0);
 
 function event(input: Omit<CanonicalEventInput, 'connector' | 'occurred_at'> & { version: number }): CanonicalEvent {
@@ -145,7 +145,8 @@ describe('refunds waiting for their original', () => {
         ready: () => Promise.resolve(true),
         health: { usesEmulator: true },
         admin: {
-          token: new Secret(ADMIN_TOKEN),
+          operators: [{ name: 'ops-ann', token: new Secret(ADMIN_TOKEN) }],
+          sessions: { redis: pipeline.producerConnection, keys: pipeline.keys },
           queues: Object.values(pipeline.queues),
           dlq: (actor) => pipelineDlqDeps(pipeline, { actor }),
           waiting: () => createWaitingIndex(pipeline.producerConnection, pipeline.keys).list({ limit: 50 }),

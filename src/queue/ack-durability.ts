@@ -1,0 +1,150 @@
+import { Cluster, type Redis } from 'ioredis';
+import type { AckDurability } from '../config/index.js';
+import { TaxsyncError } from '../domain/errors.js';
+import type { RedisClient } from './connection.js';
+
+/**
+ * What a 2xx to a webhook (and an ingest checkpoint, a replay) waits for after its transaction's
+ * EXEC, so "stored" means "on disk" and not only "in Redis's memory" (DESIGN.md invariant 1).
+ * An EXEC answered OK is not enough: with `appendfsync everysec` Redis answers before the fsync,
+ * and when the AOF write itself fails (a full disk) it still answers OK to the commands of that
+ * write and only refuses the next ones (MISCONF). docs/configuration.md, "Acknowledgement durability".
+ *
+ * - `aof`: Redis ≥ 7.2 (and Valkey): `WAITAOF 1 0 <timeout>` — the local AOF holds the write,
+ *   fsynced. Older Redis has no WAITAOF: after each transaction `INFO persistence` must say AOF is
+ *   on and its last write succeeded (a failed write, a full disk, is caught; the fsync itself is
+ *   left to `appendfsync`, so set it to `always` to close that window too).
+ * - `replica`: `WAIT 1 <timeout>` — at least one replica holds the write (in memory).
+ * - `none`: EXEC only, as Redis's own persistence settings make it.
+ */
+export type AckMethod = 'waitaof' | 'aof-status' | 'wait' | 'none';
+
+export interface AckPlan {
+  mode: AckDurability;
+  method: AckMethod;
+  /** One line for the start-up log: how acknowledgements are backed, and what that leaves open. */
+  description: string;
+  /** Whether the description is a warning (a weaker guarantee than the mode's name promises). */
+  weak: boolean;
+}
+
+export interface AckGuard {
+  readonly mode: AckDurability;
+  /** Probes the server once (cached when it succeeds); fails when the mode cannot work there. */
+  ready(): Promise<AckPlan>;
+  /** Resolves once what this connection wrote is as durable as the mode asks; REDIS_NOT_DURABLE otherwise. */
+  confirm(): Promise<void>;
+}
+
+export interface AckOptions {
+  mode: AckDurability;
+  /** How long WAITAOF / WAIT may wait (TAXSYNC_ACK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** A key of the installation (its slot's master is asked, on a cluster). */
+  slotKey: string;
+}
+
+function field(info: string, name: string): string | undefined {
+  return new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+}
+
+function notDurable(message: string, cause?: unknown): TaxsyncError {
+  return new TaxsyncError('REDIS_NOT_DURABLE', message, { retryable: true, ...(cause === undefined ? {} : { cause }) });
+}
+
+/** The connection that holds the installation's keys: the client itself, or on a cluster the master of their slot. */
+async function nodeOf(client: RedisClient, slotKey: string, slot: { value?: number }): Promise<Redis> {
+  if (!(client instanceof Cluster)) return client;
+  slot.value ??= Number(await client.call('CLUSTER', 'KEYSLOT', slotKey));
+  const nodeKey = client.slots[slot.value]?.[0];
+  const node = client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === nodeKey);
+  if (!node) throw new TaxsyncError('REDIS_UNAVAILABLE', `no connected master serves slot ${slot.value} of the installation`);
+  return node;
+}
+
+export function createAckGuard(client: RedisClient, options: AckOptions): AckGuard {
+  const slot: { value?: number } = {};
+  let plan: Promise<AckPlan> | undefined;
+
+  async function probe(): Promise<AckPlan> {
+    const { mode } = options;
+    if (mode === 'none') {
+      return { mode, method: 'none', weak: true, description: 'TAXSYNC_ACK_DURABILITY=none: a 2xx means the events are in Redis memory; how durable that is depends on Redis alone' };
+    }
+    const node = await nodeOf(client, options.slotKey, slot);
+    const server = await node.info('server');
+    const version = field(server, 'valkey_version') ? `Valkey ${field(server, 'valkey_version')}` : `Redis ${field(server, 'redis_version') ?? '?'}`;
+    if (mode === 'replica') {
+      const replicas = Number(field(await node.info('replication'), 'connected_slaves') ?? 0);
+      return {
+        mode,
+        method: 'wait',
+        weak: replicas === 0,
+        description:
+          replicas === 0
+            ? `TAXSYNC_ACK_DURABILITY=replica but ${version} has no connected replica: every webhook will answer 503 until one connects`
+            : `acknowledgements wait for ${version}'s write to reach a replica (WAIT 1, ${replicas} connected)`,
+      };
+    }
+    const persistence = await node.info('persistence');
+    if (field(persistence, 'aof_enabled') !== '1') {
+      throw new TaxsyncError(
+        'REDIS_NOT_DURABLE',
+        `TAXSYNC_ACK_DURABILITY=aof but ${version} has AOF off (appendonly no): turn it on (appendonly yes) or choose TAXSYNC_ACK_DURABILITY=replica or none (docs/configuration.md)`,
+      );
+    }
+    const fsync = await node
+      .call('CONFIG', 'GET', 'appendfsync')
+      .then((answer) => (Array.isArray(answer) ? String(answer[1]) : 'unknown'))
+      // Managed services often refuse CONFIG.
+      .catch(() => 'unknown');
+    const info = (await node.call('COMMAND', 'INFO', 'WAITAOF')) as unknown[];
+    if (Array.isArray(info) && info[0] !== null && info[0] !== undefined) {
+      return { mode, method: 'waitaof', weak: false, description: `acknowledgements wait for ${version}'s AOF fsync (WAITAOF 1 0; appendfsync ${fsync})` };
+    }
+    return {
+      mode,
+      method: 'aof-status',
+      weak: fsync !== 'always',
+      description:
+        `${version} has no WAITAOF (Redis < 7.2): after each write taxsync checks INFO persistence (AOF on, last write ok), which catches a failed or full disk; ` +
+        (fsync === 'always' ? 'appendfsync always makes each write durable before Redis answers' : `with appendfsync ${fsync} a power loss can still take up to a second of acknowledged writes (set appendfsync always, or use Redis ≥ 7.2)`),
+    };
+  }
+
+  return {
+    mode: options.mode,
+    ready() {
+      // A failed probe (Redis away) is tried again next time; a successful one is kept.
+      plan ??= probe().catch((error: unknown) => {
+        plan = undefined;
+        throw error;
+      });
+      return plan;
+    },
+    async confirm() {
+      const { method } = await this.ready();
+      if (method === 'none') return;
+      const node = await nodeOf(client, options.slotKey, slot);
+      const timeout = String(options.timeoutMs);
+      if (method === 'waitaof') {
+        const answer = await node.call('WAITAOF', '1', '0', timeout).catch((error: unknown) => {
+          throw notDurable(`Redis refused WAITAOF: ${error instanceof Error ? error.message : String(error)}`, error);
+        });
+        if (!(Array.isArray(answer) && Number(answer[0]) >= 1)) {
+          throw notDurable(`Redis did not confirm the AOF fsync within ${options.timeoutMs} ms (a full or failing disk? INFO persistence: aof_last_write_status)`);
+        }
+        return;
+      }
+      if (method === 'wait') {
+        const replicas = Number(await node.call('WAIT', '1', timeout));
+        if (!(replicas >= 1)) throw notDurable(`no replica confirmed the write within ${options.timeoutMs} ms`);
+        return;
+      }
+      const persistence = await node.info('persistence');
+      if (field(persistence, 'aof_enabled') !== '1') throw notDurable('Redis has AOF off (appendonly no) now');
+      const status = field(persistence, 'aof_last_write_status');
+      if (status !== 'ok') throw notDurable(`Redis could not write its AOF (aof_last_write_status:${status ?? '?'}): a full or failing disk?`);
+    },
+  };
+}
