@@ -1,18 +1,19 @@
 import type { z } from 'zod';
+import type { DriftObserver } from './drift.js';
 import { errorFromResponse } from './errors.js';
 import type { HttpClient, HttpRequest, HttpResponse } from './http.js';
 import { observeCall, type ApiCall, type ApiCallObserver } from './observe.js';
-import { parseResponse } from './parse.js';
+import { readAnswer, type AnswerSchemas } from './parse.js';
 import type { TokenManager } from './token.js';
 
 export interface AuthedCaller {
   /** Sends with a bearer token; a 401 renews the token and retries (at most MAX_RENEWALS times). Non-2xx throws. */
   send(req: Omit<HttpRequest, 'bearer'>, options: { endpoint: string; vatSubmission?: boolean }): Promise<HttpResponse>;
-  /** send() plus validation of the JSON body against `schema`. */
+  /** send() plus reading the answer: what taxsync needs from it, the rest compared with the contract (drift). */
   json<S extends z.ZodType>(
     req: Omit<HttpRequest, 'bearer'>,
-    schema: S,
-    options: { endpoint: string; vatSubmission?: boolean },
+    schemas: AnswerSchemas<S>,
+    options: { endpoint: string; vatSubmission?: boolean; /** A POST that changes nothing (verify). */ readOnly?: boolean },
   ): Promise<{ data: z.infer<S>; status: number }>;
 }
 
@@ -26,7 +27,7 @@ export const MAX_RENEWALS = 2;
 export function createAuthedCaller(
   http: HttpClient,
   tokens: TokenManager,
-  observe: { service?: ApiCall['service']; onCall?: ApiCallObserver } = {},
+  observe: { service?: ApiCall['service']; onCall?: ApiCallObserver; onDrift?: DriftObserver } = {},
 ): AuthedCaller {
   const service = observe.service ?? 'tax';
   async function send(
@@ -50,9 +51,10 @@ export function createAuthedCaller(
 
   return {
     send,
-    async json(req, schema, options) {
+    async json(req, schemas, options) {
       const res = await send(req, options);
-      return { data: parseResponse(schema, res, options.endpoint), status: res.status };
+      const write = req.method !== 'GET' && options.readOnly !== true;
+      return { data: readAnswer(schemas, res, { endpoint: options.endpoint, write, onDrift: observe.onDrift }), status: res.status };
     },
   };
 }

@@ -174,10 +174,11 @@ function pickHeaders(headers: Record<string, string>, names: string[]): Record<s
   return out;
 }
 
+/** The body as JSON whatever the content-type says; a leading byte-order mark (some Windows stacks send one) is skipped. */
 function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown;
   } catch {
     return undefined;
   }

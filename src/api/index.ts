@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { Secret } from '../config/secret.js';
 import { createAuthedCaller } from './call.js';
+import type { DriftObserver } from './drift.js';
 import { createHttpClient, type HttpTimeouts } from './http.js';
 import type { ApiCallObserver } from './observe.js';
 import { createTaxClient, type TaxClient } from './tax-client.js';
@@ -13,6 +14,8 @@ export type { TaxClient, RecordResource, Page, PageOptions, IterateOptions } fro
 export type { VatClient, VatSubmission } from './vat-client.js';
 export type { TokenManager } from './token.js';
 export type { ApiCall, ApiCallObserver } from './observe.js';
+export { createDriftReporter, detectDrift, type Drift, type DriftFinding, type DriftKind, type DriftObserver } from './drift.js';
+export { acceptedUnreadable } from './parse.js';
 
 export interface ApiClientsOptions {
   taxUrl: string;
@@ -30,6 +33,11 @@ export interface ApiClientsOptions {
   clock?: Clock;
   /** Told of every request (metrics); src/api itself knows nothing of prom-client. */
   onCall?: ApiCallObserver;
+  /**
+   * Told of every way a 2xx answer differs from the contract (createDriftReporter logs each shape
+   * once and counts). Without it answers are not compared, only read.
+   */
+  onDrift?: DriftObserver;
 }
 
 export interface ApiClients {
@@ -53,13 +61,16 @@ export function createApiClients(options: ApiClientsOptions): ApiClients {
       credentials: { clientId: options.clientId, clientSecret: options.clientSecret },
       clock: options.clock,
       onCall: options.onCall,
+      onDrift: options.onDrift,
     }),
     renewBeforeMs: options.tokenRenewBeforeMs,
     clock: options.clock,
   });
   return {
-    tax: createTaxClient(createAuthedCaller(taxHttp, tokens, { service: 'tax', onCall: options.onCall })),
-    vat: createVatClient(createAuthedCaller(vatHttp, tokens, { service: 'vat', onCall: options.onCall }), { module: options.vatModule ?? 'vat' }),
+    tax: createTaxClient(createAuthedCaller(taxHttp, tokens, { service: 'tax', onCall: options.onCall, onDrift: options.onDrift })),
+    vat: createVatClient(createAuthedCaller(vatHttp, tokens, { service: 'vat', onCall: options.onCall, onDrift: options.onDrift }), {
+      module: options.vatModule ?? 'vat',
+    }),
     tokens,
     async close() {
       const owned = new Set([taxHttp, vatHttp, ...(authHttp ? [authHttp] : [])]);

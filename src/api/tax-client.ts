@@ -2,19 +2,31 @@ import type { z } from 'zod';
 import type { AuthedCaller } from './call.js';
 import { ENDPOINTS, endpointLabel, endpointPath, type EndpointName } from './endpoints.js';
 import { parseRequest } from './parse.js';
+import type { AnswerSchemas } from './parse.js';
 import {
-  Customer,
-  CustomerPage,
+  CustomerAnswer,
+  CustomerContract,
+  CustomerPageAnswer,
+  CustomerPageContract,
   CustomerRequest,
-  Exemption,
-  ExemptionList,
+  ExemptionAnswer,
+  ExemptionContract,
+  ExemptionListAnswer,
+  ExemptionListContract,
   ExemptionRequest,
   ListQuery,
-  Transaction,
-  TransactionPage,
+  TransactionAnswer,
+  TransactionContract,
+  TransactionPageAnswer,
+  TransactionPageContract,
   TransactionRequest,
-  VerifyClaims,
-  type Cursors,
+  VerifyClaimsContract,
+  VerifyClaimsAnswer,
+  type Customer,
+  type Exemption,
+  type PageCursors,
+  type Transaction,
+  type VerifyClaims,
 } from './schemas/index.js';
 
 export interface PageOptions {
@@ -31,11 +43,17 @@ export interface IterateOptions extends PageOptions {
 
 export interface Page<T> {
   data: T[];
-  cursors: Cursors | null;
+  /** null: the last page (a bare array, or no readable cursors). */
+  cursors: PageCursors | null;
 }
 
 /** Customers and transactions: upserted by (source, external_id) in the body, read and deleted by id or key. */
 export interface RecordResource<Req, Res> {
+  /**
+   * The record as stored. A 2xx whose answer has no readable id throws API_BAD_RESPONSE with that
+   * 2xx status (`acceptedUnreadable`): the write was applied, so the caller must not resend it
+   * blindly but read the record back by key.
+   */
   upsert(body: Req): Promise<Res>;
   get(id: string): Promise<Res>;
   getByKey(source: string, externalId: string): Promise<Res>;
@@ -50,6 +68,7 @@ export interface RecordResource<Req, Res> {
 }
 
 export interface ExemptionResource {
+  /** A 2xx whose answer has no readable id throws API_BAD_RESPONSE with that status (see RecordResource.upsert). */
   create(body: ExemptionRequest): Promise<Exemption>;
   get(id: string): Promise<Exemption>;
   update(id: string, body: ExemptionRequest): Promise<Exemption>;
@@ -72,13 +91,13 @@ type Prefix = 'customers' | 'transactions' | 'exemptions';
 function pager<T>(
   caller: AuthedCaller,
   prefix: Prefix,
-  schema: z.ZodType<Page<T>>,
+  schemas: AnswerSchemas<z.ZodType>,
 ): Pick<RecordResource<never, T>, 'list' | 'pages' | 'iterate'> {
   const name: EndpointName = `${prefix}.list`;
   async function list(options: PageOptions = {}): Promise<Page<T>> {
     const query = parseRequest(ListQuery, dropUndefined(options), endpointLabel(name));
-    const { data } = await caller.json({ method: 'GET', path: endpointPath(name), query }, schema, { endpoint: endpointLabel(name) });
-    return data;
+    const { data } = await caller.json({ method: 'GET', path: endpointPath(name), query }, schemas, { endpoint: endpointLabel(name) });
+    return data as Page<T>;
   }
   async function* pages(options: IterateOptions = {}): AsyncGenerator<Page<T>> {
     const backward = options.direction === 'backward';
@@ -110,11 +129,11 @@ function recordResource<Req, Res>(
   caller: AuthedCaller,
   prefix: 'customers' | 'transactions',
   requestSchema: z.ZodType<Req>,
-  responseSchema: z.ZodType<Res>,
-  pageSchema: z.ZodType<Page<Res>>,
+  record: AnswerSchemas<z.ZodType>,
+  page: AnswerSchemas<z.ZodType>,
 ): RecordResource<Req, Res> {
   const get = async (name: EndpointName, params: Record<string, string>) =>
-    (await caller.json({ method: 'GET', path: endpointPath(name, params) }, responseSchema, { endpoint: endpointLabel(name) })).data;
+    (await caller.json({ method: 'GET', path: endpointPath(name, params) }, record, { endpoint: endpointLabel(name) })).data as Res;
   const del = async (name: EndpointName, params: Record<string, string>) => {
     await caller.send({ method: 'DELETE', path: endpointPath(name, params) }, { endpoint: endpointLabel(name) });
   };
@@ -122,35 +141,46 @@ function recordResource<Req, Res>(
     async upsert(body) {
       const name: EndpointName = `${prefix}.upsert`;
       const json = parseRequest(requestSchema, body, endpointLabel(name));
-      return (await caller.json({ method: ENDPOINTS[name].method, path: endpointPath(name), json }, responseSchema, { endpoint: endpointLabel(name) }))
-        .data;
+      return (await caller.json({ method: ENDPOINTS[name].method, path: endpointPath(name), json }, record, { endpoint: endpointLabel(name) }))
+        .data as Res;
     },
     get: (id) => get(`${prefix}.get`, { id }),
     getByKey: (source, externalId) => get(`${prefix}.getByKey`, { source, external_id: externalId }),
-    ...pager(caller, prefix, pageSchema),
+    ...pager<Res>(caller, prefix, page),
     delete: (id) => del(`${prefix}.delete`, { id }),
     deleteByKey: (source, externalId) => del(`${prefix}.deleteByKey`, { source, external_id: externalId }),
   };
 }
 
+/** Each answer: what taxsync reads from it (tax-answers.ts) and the contract it is compared with (tax-engine.ts). */
+const ANSWERS = {
+  verify: { answer: VerifyClaimsAnswer, contract: VerifyClaimsContract },
+  customer: { answer: CustomerAnswer, contract: CustomerContract },
+  customerPage: { answer: CustomerPageAnswer, contract: CustomerPageContract },
+  transaction: { answer: TransactionAnswer, contract: TransactionContract },
+  transactionPage: { answer: TransactionPageAnswer, contract: TransactionPageContract },
+  exemption: { answer: ExemptionAnswer, contract: ExemptionContract },
+  exemptionList: { answer: ExemptionListAnswer, contract: ExemptionListContract },
+} satisfies Record<string, AnswerSchemas<z.ZodType>>;
+
 export function createTaxClient(caller: AuthedCaller): TaxClient {
   const exemptionCall = async (name: EndpointName, params: Record<string, string>, body?: ExemptionRequest) => {
     const label = endpointLabel(name);
     const json = body === undefined ? undefined : parseRequest(ExemptionRequest, body, label);
-    return (await caller.json({ method: ENDPOINTS[name].method, path: endpointPath(name, params), json }, Exemption, { endpoint: label })).data;
+    return (await caller.json({ method: ENDPOINTS[name].method, path: endpointPath(name, params), json }, ANSWERS.exemption, { endpoint: label })).data as Exemption;
   };
   return {
     async verify() {
       const name: EndpointName = 'auth.verify';
-      return (await caller.json({ method: 'POST', path: endpointPath(name) }, VerifyClaims, { endpoint: endpointLabel(name) })).data;
+      return (await caller.json({ method: 'POST', path: endpointPath(name) }, ANSWERS.verify, { endpoint: endpointLabel(name), readOnly: true })).data;
     },
-    customers: recordResource(caller, 'customers', CustomerRequest, Customer, CustomerPage),
-    transactions: recordResource(caller, 'transactions', TransactionRequest, Transaction, TransactionPage),
+    customers: recordResource<CustomerRequest, Customer>(caller, 'customers', CustomerRequest, ANSWERS.customer, ANSWERS.customerPage),
+    transactions: recordResource<TransactionRequest, Transaction>(caller, 'transactions', TransactionRequest, ANSWERS.transaction, ANSWERS.transactionPage),
     exemptions: {
       create: (body) => exemptionCall('exemptions.create', {}, body),
       get: (id) => exemptionCall('exemptions.get', { id }),
       update: (id, body) => exemptionCall('exemptions.update', { id }, body),
-      ...pager(caller, 'exemptions', ExemptionList),
+      ...pager<Exemption>(caller, 'exemptions', ANSWERS.exemptionList),
       async delete(id) {
         await caller.send({ method: 'DELETE', path: endpointPath('exemptions.delete', { id }) }, { endpoint: endpointLabel('exemptions.delete') });
       },

@@ -1,10 +1,15 @@
 import { TaxsyncError } from '../domain/errors.js';
 import type { Secret } from '../config/secret.js';
+import type { DriftObserver } from './drift.js';
 import { errorFromResponse } from './errors.js';
 import type { HttpClient } from './http.js';
 import { observeCall, type ApiCallObserver } from './observe.js';
+import { TokenAnswer } from './schemas/tax-answers.js';
 import { TokenResponseA, TokenResponseB } from './schemas/tax-engine.js';
-import { parseResponse } from './parse.js';
+import { readAnswer } from './parse.js';
+
+/** The lifetime the tax document states (24 h), assumed when an answer says none readably; a 401 renews earlier. */
+export const DOCUMENTED_TOKEN_LIFETIME_MS = 24 * 3600_000;
 
 export interface Token {
   accessToken: string;
@@ -30,6 +35,7 @@ export function createTokenFetcher(options: {
   credentials: Credentials;
   clock?: Clock;
   onCall?: ApiCallObserver;
+  onDrift?: DriftObserver;
 }): () => Promise<Token> {
   const clock = options.clock ?? Date.now;
   return async () => {
@@ -63,14 +69,27 @@ export function createTokenFetcher(options: {
       }
       throw error;
     }
-    // A 2xx token body carries the access token: keep it out of the exchange a parse error records.
+    // A 2xx token body carries the access token: keep it out of the exchange an error records.
     const response = res.exchange.response && { ...res.exchange.response, body: '[withheld: token response]' };
-    const body = parseResponse(variantA ? TokenResponseA : TokenResponseB, { ...res, exchange: { ...res.exchange, response } }, endpoint);
+    const withheld = { ...res, exchange: { ...res.exchange, response } };
+    const body = readAnswer({ answer: TokenAnswer, contract: variantA ? TokenResponseA : TokenResponseB }, withheld, { endpoint, onDrift: options.onDrift });
+    if (body.token_type !== undefined && !/^bearer$/i.test(body.token_type.trim())) {
+      // taxsync sends tokens only as Bearer: a token of another scheme would be sent as what it is not.
+      throw new TaxsyncError('API_BAD_RESPONSE', `${endpoint} answered ${res.status} with a token_type other than Bearer (taxsync sends Bearer tokens only)`, {
+        status: res.status,
+        fields: { token_type: ['expected "Bearer"'] },
+        http: withheld.exchange,
+      });
+    }
     // The earlier of the two, so we never hold a token past either; an expire_at that is not in
     // the future is the service's clock disagreeing with ours, so expires_in (relative) decides.
-    const byLifetime = started + body.expires_in * 1000;
-    const expireAt = 'expire_at' in body && typeof body.expire_at === 'string' ? Date.parse(body.expire_at) : NaN;
-    const expiresAt = !Number.isNaN(expireAt) && expireAt > started ? Math.min(expireAt, byLifetime) : byLifetime;
+    const expireAt = body.expire_at === undefined ? NaN : Date.parse(body.expire_at);
+    const byExpireAt = !Number.isNaN(expireAt) && expireAt > started ? expireAt : undefined;
+    const byLifetime = body.expires_in === undefined ? undefined : started + body.expires_in * 1000;
+    const expiresAt =
+      byLifetime !== undefined && byExpireAt !== undefined
+        ? Math.min(byLifetime, byExpireAt)
+        : (byLifetime ?? byExpireAt ?? started + DOCUMENTED_TOKEN_LIFETIME_MS);
     return { accessToken: body.access_token, expiresAt };
   };
 }

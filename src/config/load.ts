@@ -26,6 +26,32 @@ const int = (min: number, max: number, fallback: number) =>
       .max(max, { error: `must be at most ${max}` })
       .default(fallback),
   );
+const DURATION_UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+/**
+ * A duration such as `30m`, `90s`, `2h`, `1d`; a bare number is in `bareUnit` (so `30` = 30
+ * minutes for a setting documented in minutes). Answers milliseconds. Four units and no
+ * fractions: a library (ms, parse-duration) would accept spellings we would then have to document.
+ */
+const duration = (bareUnit: 's' | 'm', minMs: number, maxMs: number, fallback: string) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .default(fallback)
+      .transform((text, ctx) => {
+        const match = /^(\d+)\s*(s|m|min|h|d)?$/i.exec(text.trim());
+        const ms = match ? Number(match[1]) * DURATION_UNITS_MS[(match[2] ?? bareUnit).toLowerCase()]! : NaN;
+        if (Number.isNaN(ms)) {
+          ctx.addIssue({ code: 'custom', message: `must be a duration such as 30m, 90s, 2h or 1d (a bare number is in ${bareUnit === 'm' ? 'minutes' : 'seconds'})` });
+          return z.NEVER;
+        }
+        if (ms < minMs || ms > maxMs) {
+          ctx.addIssue({ code: 'custom', message: `must be between ${minMs / 1000} s and ${maxMs / 86_400_000} days` });
+          return z.NEVER;
+        }
+        return ms;
+      }),
+  );
 const flag = z.preprocess(
   blankToUndefined,
   z.enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' }).default('0').transform((v) => v === '1' || v === 'true'),
@@ -190,6 +216,8 @@ const EnvSchema = z.object({
   TAXSYNC_BACKOFF_BASE_MS: int(1, 3_600_000, 1_000),
   TAXSYNC_BACKOFF_CAP_MS: int(1, 86_400_000, 600_000),
   TAXSYNC_WAIT_DEADLINE_S: int(1, 30 * 86_400, 86_400),
+  // 30 minutes: see docs/configuration.md for why.
+  TAXSYNC_REFUND_WAIT: duration('m', 1_000, 30 * 86_400_000, '30m'),
   TAXSYNC_WAIT_BASE_MS: int(1, 3_600_000, 5_000),
   TAXSYNC_WAIT_CAP_MS: int(1, 86_400_000, 1_800_000),
   TAXSYNC_SWEEP_INTERVAL_MS: int(1_000, 3_600_000, 30_000),
@@ -260,7 +288,13 @@ function buildConfig(env: Env) {
         records: { attempts: env.TAXSYNC_MAX_ATTEMPTS, baseMs: env.TAXSYNC_BACKOFF_BASE_MS, capMs: env.TAXSYNC_BACKOFF_CAP_MS },
         vat: { attempts: env.TAXSYNC_VAT_MAX_ATTEMPTS, baseMs: env.TAXSYNC_VAT_BACKOFF_BASE_MS, capMs: env.TAXSYNC_VAT_BACKOFF_CAP_MS },
       },
-      wait: { deadlineMs: env.TAXSYNC_WAIT_DEADLINE_S * 1000, baseMs: env.TAXSYNC_WAIT_BASE_MS, capMs: env.TAXSYNC_WAIT_CAP_MS },
+      wait: {
+        deadlineMs: env.TAXSYNC_WAIT_DEADLINE_S * 1000,
+        /** A refund (or its VAT correction) waiting for its original: dead-lettered as REFUND_ORIGINAL_MISSING after this. */
+        refundDeadlineMs: env.TAXSYNC_REFUND_WAIT,
+        baseMs: env.TAXSYNC_WAIT_BASE_MS,
+        capMs: env.TAXSYNC_WAIT_CAP_MS,
+      },
       sweepIntervalMs: env.TAXSYNC_SWEEP_INTERVAL_MS,
       stalledIntervalMs: env.TAXSYNC_STALLED_INTERVAL_MS,
     },

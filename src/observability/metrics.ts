@@ -14,6 +14,17 @@ export interface ApiCallObservation {
   seconds: number;
 }
 
+/** One way an answer differed from the contract (src/api/drift.ts reports these without knowing prom-client). */
+export interface DriftObservation {
+  /** The endpoint template (`PUT /v1/transactions/`). */
+  endpoint: string;
+  /** The field path, `[]` for array indices (`items[].taxability_reason`). */
+  path: string;
+}
+
+/** Distinct {endpoint, path} series of the drift counter; past it the path reads `(other)`. */
+export const MAX_DRIFT_SERIES = 200;
+
 /** What the scrape-time gauges read: the process's own queues, never a connection of their own. */
 export interface QueueSource {
   /** The record queues (customers, transactions, vat-submissions). */
@@ -37,8 +48,14 @@ export interface Metrics {
   coalesced: Counter<'queue'>;
   apiCalls: Counter<'service' | 'endpoint' | 'status'>;
   apiCallDuration: Histogram<'service' | 'endpoint'>;
+  responseDrift: Counter<'endpoint' | 'path'>;
+  idUnknown: Counter<'queue'>;
   /** Pass to createApiClients({ onCall }). */
   observeApiCall: (call: ApiCallObservation) => void;
+  /** Pass to createDriftReporter({ count }) (src/api/drift.ts), which createApiClients({ onDrift }) takes. */
+  observeDrift: (drift: DriftObservation) => void;
+  /** Pass to createRecordProcessor({ onIdUnknown }). */
+  observeIdUnknown: (queue: string) => void;
   /** Pass to createRecordProcessor({ onOutcome }). */
   observeJob: (queue: string, outcome: JobOutcome) => void;
   /**
@@ -106,6 +123,20 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     help: 'API request latency by service and endpoint name',
     labelNames: ['service', 'endpoint'],
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+
+  const responseDrift = new Counter({
+    name: 'taxsync_response_drift_total',
+    help: 'Answers that differed from the contract (a null, an unlisted enum value, an undocumented or missing field, another type) but were read anyway, by endpoint template and field path; each new shape is logged once',
+    labelNames: ['endpoint', 'path'],
+    registers: [registry],
+  });
+  const driftSeries = new Set<string>();
+  const idUnknown = new Counter({
+    name: 'taxsync_records_id_unknown_total',
+    help: "Writes the service accepted (2xx) whose answer had no readable id that reading the record back could not supply either: applied, the tax engine's id unknown",
+    labelNames: ['queue'],
     registers: [registry],
   });
 
@@ -208,6 +239,19 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     coalesced,
     apiCalls,
     apiCallDuration,
+    responseDrift,
+    idUnknown,
+    observeDrift: ({ endpoint, path }) => {
+      // Paths come from the service's answers: bounded so a service inventing fields cannot grow the series without end.
+      const series = `${endpoint}\0${path}`;
+      if (!driftSeries.has(series) && driftSeries.size >= MAX_DRIFT_SERIES) {
+        responseDrift.inc({ endpoint, path: '(other)' });
+        return;
+      }
+      driftSeries.add(series);
+      responseDrift.inc({ endpoint, path });
+    },
+    observeIdUnknown: (queue) => idUnknown.inc({ queue }),
     observeApiCall: (call) => {
       apiCalls.inc({ service: call.service, endpoint: call.endpoint, status: call.status });
       apiCallDuration.observe({ service: call.service, endpoint: call.endpoint }, call.seconds);

@@ -1,6 +1,6 @@
 import type { TaxClient } from '../api/index.js';
 import { mapCustomer, type MappingSettings } from '../mapping/index.js';
-import { deleted, notSent } from './outcome.js';
+import { accepted, acceptedOutcome, deleted, notSent } from './outcome.js';
 import type { RecordHandler } from './types.js';
 
 /** customer.upserted → PUT /v1/customers/; customer.deleted → DELETE by key. */
@@ -10,8 +10,13 @@ export function createCustomerHandler(deps: { tax: TaxClient; settings: MappingS
       case 'customer.upserted': {
         const mapped = mapCustomer(event.data, { key: ctx.record, settings: deps.settings });
         if (mapped.kind !== 'send') return notSent(mapped);
-        const customer = await deps.tax.customers.upsert(mapped.body);
-        return { kind: 'done', detail: `customer ${customer.id} upserted`, taxId: customer.id };
+        const { source, external_id } = mapped.body;
+        const answer = await accepted(
+          () => deps.tax.customers.upsert(mapped.body),
+          async () => (await deps.tax.customers.getByKey(source, external_id)).id,
+        );
+        if (answer.kind === 'unreadable') return acceptedOutcome('customer', answer, 'so it was read back by key');
+        return { kind: 'done', detail: `customer ${answer.record.id} upserted`, taxId: answer.record.id };
       }
       case 'customer.deleted':
         return deleted(() => deps.tax.customers.deleteByKey(ctx.record.source, ctx.record.external_id), 'customer');

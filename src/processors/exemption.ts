@@ -1,9 +1,10 @@
 import type { TaxClient } from '../api/index.js';
 import { ExemptionRequest, type Exemption } from '../api/schemas/index.js';
 import type { ExemptionData } from '../domain/events.js';
+import type { RecordKey } from '../domain/record-key.js';
 import { mapExemption, mapExemptionCancelled, type MappingSettings } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
-import { deleted, found, notSent } from './outcome.js';
+import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
 
 /**
@@ -32,13 +33,18 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
     }
     if (id !== undefined) {
       const existing = id;
-      const updated = await found(() => deps.tax.exemptions.update(existing, body));
-      if (updated) return { kind: 'done', detail: `exemption ${updated.id} updated`, taxId: updated.id };
+      // An update answered 2xx without a readable id is still this exemption, updated.
+      const updated = await found(() => accepted(() => deps.tax.exemptions.update(existing, body), () => Promise.resolve(existing)));
+      if (updated?.kind === 'read') return { kind: 'done', detail: `exemption ${updated.record.id} updated`, taxId: updated.record.id };
+      if (updated) return acceptedOutcome('exemption update', updated, 'so the id it was sent to is kept');
       // Deleted in the tax engine meanwhile: create it again below.
     }
     await deps.records.setFields(ctx.record, { create_pending: JSON.stringify(body), tax_id: null });
-    const created = await deps.tax.exemptions.create(body);
-    return { kind: 'done', detail: `exemption ${created.id} created`, taxId: created.id };
+    // A create answered 2xx without a readable id: found by its body like a lost answer; when it
+    // cannot be, the pending-create mark stays and the next write looks for it before creating.
+    const created = await accepted(() => deps.tax.exemptions.create(body), () => findCreated(body));
+    if (created.kind === 'unreadable') return acceptedOutcome('exemption', created, 'so it was found by its body among the exemptions');
+    return { kind: 'done', detail: `exemption ${created.record.id} created`, taxId: created.record.id };
   }
 
   async function customerId(data: Pick<ExemptionData, 'customer_external_id'>, ctx: HandlerContext): Promise<string | undefined> {
@@ -52,7 +58,8 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
       case 'exemption.upserted': {
         const id = await customerId(event.data, ctx);
         const mapped = mapExemption(event.data, { key, settings: deps.settings, ...(id ? { customerId: id } : {}) });
-        return mapped.kind === 'send' ? write(mapped.body, ctx) : notSent(mapped);
+        if (mapped.kind === 'send') return write(mapped.body, ctx);
+        return waitingFor(notSent(mapped), id === undefined ? customerKey(event.data, ctx) : undefined);
       }
       case 'exemption.cancelled': {
         const previous = ctx.state.appliedEvent?.type === 'exemption.upserted' ? ctx.state.appliedEvent.data : undefined;
@@ -63,7 +70,8 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
           ...(previous ? { previous } : {}),
           ...(customer ? { customerId: customer } : {}),
         });
-        return mapped.kind === 'send' ? write(mapped.body, ctx) : notSent(mapped);
+        if (mapped.kind === 'send') return write(mapped.body, ctx);
+        return waitingFor(notSent(mapped), previous && customer === undefined ? customerKey(previous, ctx) : undefined);
       }
       case 'exemption.deleted': {
         const id = ctx.state.taxId;
@@ -74,6 +82,16 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
         return { kind: 'done', detail: `nothing sent: ${event.type} is not an exemption event` };
     }
   };
+}
+
+/** The exemption's customer, as a record key of its connector's source. */
+function customerKey(data: Pick<ExemptionData, 'customer_external_id'>, ctx: HandlerContext): RecordKey {
+  return { kind: 'customer', source: ctx.record.source, external_id: data.customer_external_id };
+}
+
+/** A wait for the customer names it, so the waiting record is listed with what it waits for. */
+function waitingFor(outcome: HandlerOutcome, customer: RecordKey | undefined): HandlerOutcome {
+  return outcome.kind === 'wait' && customer !== undefined ? { ...outcome, missing: { record: customer, what: 'customer' } } : outcome;
 }
 
 /** The body a pending create sent; undefined for the bare mark older versions wrote. */

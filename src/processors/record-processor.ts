@@ -10,17 +10,24 @@ import { RecordJobData } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
 import type { RecordState, RecordStore } from '../queue/record-state.js';
 import { appendTraces, type TraceEntry, type TraceSettings } from '../queue/trace.js';
-import type { HandlerContext, RecordHandler } from './types.js';
+import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
+import { createWaitingIndex, describeAge } from './waiting.js';
 
 export interface WaitPolicy {
-  /** How long a record may wait for what it needs before it is dead-lettered. */
+  /** How long a record may wait for what it needs before it is dead-lettered (WAITING_EXPIRED). */
   deadlineMs: number;
+  /**
+   * How long a refund (or its VAT correction) waits for its original before it is dead-lettered as
+   * REFUND_ORIGINAL_MISSING (TAXSYNC_REFUND_WAIT). @defaultValue 30 minutes
+   */
+  refundDeadlineMs?: number;
   /** First re-check after this long; later ones wait about as long as already waited, up to capMs. */
   baseMs: number;
   capMs: number;
 }
 
-export const DEFAULT_WAIT: WaitPolicy = { deadlineMs: 24 * 3600_000, baseMs: 5_000, capMs: 30 * 60_000 };
+export const DEFAULT_REFUND_WAIT_MS = 30 * 60_000;
+export const DEFAULT_WAIT: WaitPolicy = { deadlineMs: 24 * 3600_000, refundDeadlineMs: DEFAULT_REFUND_WAIT_MS, baseMs: 5_000, capMs: 30 * 60_000 };
 
 export interface RecordProcessorDeps {
   queue: Queue;
@@ -42,6 +49,8 @@ export interface RecordProcessorDeps {
   random?: () => number;
   /** Told how each job run ended (metrics); never changes what the processor does. */
   onOutcome?: (queue: string, outcome: JobOutcome) => void;
+  /** Told of each write accepted whose tax engine id stayed unknown (metrics). */
+  onIdUnknown?: (queue: string) => void;
 }
 
 export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
@@ -59,6 +68,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   const wait = deps.wait ?? DEFAULT_WAIT;
   const maxLoops = deps.maxLoops ?? 5;
   const busyRetryMs = deps.busyRetryMs ?? 1_000;
+  const waiting = createWaitingIndex(deps.redis, deps.keys);
   const report = (outcome: JobOutcome): void => {
     try {
       deps.onOutcome?.(deps.queue.name, outcome);
@@ -79,15 +89,18 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     await multi.exec();
   }
 
-  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = []): Promise<void> {
-    const now = clock().toISOString();
-    // The same version dead-lettered twice (a crash between the two writes below) is one entry.
-    const id = createHash('sha256')
+  /** The same version dead-lettered twice (a crash between two writes) is one entry: its id is derived. */
+  function entryId(job: Job, record: RecordKey | null, state: RecordState | undefined): string {
+    return createHash('sha256')
       .update(`${deps.queue.name}\0${record ? recordKeyString(record) : job.id}\0${state?.seq ?? 0}`)
       .digest('hex')
       .slice(0, 32);
+  }
+
+  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = []): Promise<void> {
+    const now = clock().toISOString();
     const entry = await deps.deadLetters.add({
-      id,
+      id: entryId(job, record, state),
       queue: deps.queue.name,
       record,
       event: state?.eventJson ? (JSON.parse(state.eventJson) as unknown) : null,
@@ -111,6 +124,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
           settings: deps.trace,
         },
       });
+      if (state.waitingSince !== undefined) await waiting.stop(record);
     }
     deps.logger.warn({ jobId: job.id, code: error.code, deadLetterId: entry.id, ...(record ?? {}) }, 'dead-lettered');
   }
@@ -150,21 +164,54 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     return 'dead-lettered';
   }
 
-  async function waitLater(job: Job, token: string | undefined, record: RecordKey, state: RecordState, reason: string, held: TraceEntry[]): Promise<ProcessResult> {
+  async function waitLater(
+    job: Job,
+    token: string | undefined,
+    record: RecordKey,
+    state: RecordState,
+    outcome: Extract<HandlerOutcome, { kind: 'wait' }>,
+    held: TraceEntry[],
+  ): Promise<ProcessResult> {
     const now = clock().getTime();
     const since = state.waitingSince ?? now;
-    if (state.waitingSince === undefined) await deps.records.setFields(record, { waiting_since: String(now) });
-    if (now - since >= wait.deadlineMs) {
-      const hours = Math.round(wait.deadlineMs / 360_000) / 10;
-      await deadLetter(job, record, state, new TaxsyncError('WAITING_EXPIRED', `${reason}; gave up after ${hours} h`), held);
+    const forOriginal = outcome.missing?.what === 'original' || outcome.missing?.what === 'invoice';
+    const deadlineMs = forOriginal ? (wait.refundDeadlineMs ?? DEFAULT_REFUND_WAIT_MS) : wait.deadlineMs;
+    if (now - since >= deadlineMs) {
+      await deadLetter(job, record, state, expired(job, record, state, outcome, now - since, forOriginal), held);
       return 'dead-lettered';
     }
+    if (state.waitingSince === undefined) await deps.records.setFields(record, { waiting_since: String(now) });
+    await waiting.start(record, since, outcome.reason, outcome.missing);
     const bound = Math.min(wait.capMs, Math.max(wait.baseMs, now - since));
-    const delay = Math.round(bound / 2 + (random() * bound) / 2);
-    await trace(record, { step: 'waiting', detail: `${reason}; re-checking in ${Math.round(delay / 1000)} s` }, held);
+    // The last re-check falls on the deadline, so the dead letter comes when it says, not a whole pause later.
+    const delay = Math.min(Math.round(bound / 2 + (random() * bound) / 2), deadlineMs - (now - since) + 1);
+    await trace(record, { step: 'waiting', detail: `${outcome.reason}; re-checking in ${Math.round(delay / 1000)} s` }, held);
     await job.moveToDelayed(now + delay, token);
     report('waiting');
     throw new DelayedError();
+  }
+
+  /** The dead letter of a wait past its deadline: a refund's names its original and how to supply it. */
+  function expired(
+    job: Job,
+    record: RecordKey,
+    state: RecordState,
+    outcome: Extract<HandlerOutcome, { kind: 'wait' }>,
+    waitedMs: number,
+    forOriginal: boolean,
+  ): TaxsyncError {
+    const waited = describeAge(Math.round(waitedMs / 1000));
+    const missing = outcome.missing;
+    if (!forOriginal || missing === undefined) return new TaxsyncError('WAITING_EXPIRED', `${outcome.reason}; gave up after ${waited}`);
+    const original = `${missing.record.source}/${missing.record.external_id}`;
+    const which = missing.what === 'original' ? 'original' : 'invoice';
+    return new TaxsyncError(
+      'REFUND_ORIGINAL_MISSING',
+      `${outcome.reason}; ${record.source}/${record.external_id} gave up after ${waited} (TAXSYNC_REFUND_WAIT) waiting for its ${which} ${original}, ` +
+        `which never arrived: send the ${which} to taxsync (the platform's resend of its webhook, or \`taxsync ingest <file>\`), ` +
+        `then \`taxsync dlq replay ${entryId(job, record, state)}\``,
+      { fields: { [which]: [`${missing.record.kind} ${original} is missing`] }, details: { missing: missing.record } },
+    );
   }
 
   return async function processRecordJob(job: Job, token?: string): Promise<ProcessResult> {
@@ -214,11 +261,23 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         if (error instanceof DelayedError || (error as Error)?.name === 'RateLimitError') throw error;
         return onFailure(job, token, record, state, error, held);
       }
-      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome.reason, held);
+      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome, held);
+      if (outcome.idUnknown) {
+        // Applied all the same (never resent blindly); the state keeps no id that could be stale,
+        // and an exemption's pending-create mark stays so its next write looks for it first.
+        jobLogger().warn({ status: outcome.status }, 'write accepted, tax engine id unknown');
+        try {
+          deps.onIdUnknown?.(deps.queue.name);
+        } catch {
+          // Metrics never fail a job.
+        }
+      }
 
       const now = clock();
       const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
-        fields: { first_failed_at: null, waiting_since: null, create_pending: null, ...(outcome.taxId ? { tax_id: outcome.taxId } : {}) },
+        fields: outcome.idUnknown
+          ? { first_failed_at: null, waiting_since: null, tax_id: null }
+          : { first_failed_at: null, waiting_since: null, create_pending: null, ...(outcome.taxId ? { tax_id: outcome.taxId } : {}) },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
           entries: [
@@ -234,6 +293,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
           settings: deps.trace,
         },
       });
+      if (state.waitingSince !== undefined) await waiting.stop(record);
       if (newer === 0) return 'applied';
       if (loop + 1 >= maxLoops) {
         // A record updated faster than we send: yield so other records get their turn.

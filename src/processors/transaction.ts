@@ -2,7 +2,7 @@ import type { TaxClient } from '../api/index.js';
 import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
 import { Money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
-import type { Customer, CustomerRequest } from '../api/schemas/tax-engine.js';
+import type { Customer, CustomerRequest } from '../api/schemas/index.js';
 import {
   mapInvoice,
   mapInvoiceCancelled,
@@ -14,7 +14,7 @@ import {
 } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
-import { deleted, found, notSent } from './outcome.js';
+import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
 import type { HandlerOutcome, RecordHandler } from './types.js';
 
 export interface TransactionHandlerDeps {
@@ -53,7 +53,12 @@ function previousRefund(event: CanonicalEvent | undefined): RefundData | undefin
  */
 export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHandler {
   async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string): Promise<HandlerOutcome> {
-    const transaction = await deps.tax.transactions.upsert(body);
+    const answer = await accepted(
+      () => deps.tax.transactions.upsert(body),
+      async () => (await deps.tax.transactions.getByKey(body.source, body.external_id)).id,
+    );
+    if (answer.kind === 'unreadable') return acceptedOutcome(what, answer, 'so it was read back by key');
+    const transaction = answer.record;
     const tax = transaction.tax?.total_tax === undefined ? '' : `, total tax ${transaction.tax.total_tax}`;
     return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}`, taxId: transaction.id };
   }
@@ -91,7 +96,8 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     if (mapped.kind !== 'send') return notSent(mapped);
     const engine = await found(() => deps.tax.customers.getByKey(customerKey.source, customerKey.external_id));
     if (engine && holds(engine, mapped.body)) return undefined;
-    await deps.tax.customers.upsert(mapped.body);
+    // Only that the facts are stored matters here: an answer without a readable id is fine.
+    await accepted(() => deps.tax.customers.upsert(mapped.body));
     return undefined;
   }
 
@@ -115,7 +121,9 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
         const invoiceId = event.data.invoice_external_id ?? previous?.invoice_external_id;
         const invoiceKey = invoiceId === undefined ? undefined : { kind: 'transaction' as const, source: key.source, external_id: invoiceId };
         const origin = invoiceKey ? await original(invoiceKey) : undefined;
-        if (invoiceKey && !origin) return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is not in the tax engine yet` };
+        if (invoiceKey && !origin) {
+          return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is not in the tax engine yet`, missing: { record: invoiceKey, what: 'original' } };
+        }
         const send = async (): Promise<HandlerOutcome> => {
           const refundCtx = {
             key,

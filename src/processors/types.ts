@@ -4,15 +4,33 @@ import type { Logger } from '../observability/logger.js';
 import type { RecordState } from '../queue/record-state.js';
 import type { TraceEntry } from '../queue/trace.js';
 
+/** What a waiting record waits for: indexed (`taxsync status`, the web view) and named in its dead letter. */
+export interface Missing {
+  record: RecordKey;
+  /** `original` (a refund's invoice, tax engine) and `invoice` (a refund's VAT correction) wait TAXSYNC_REFUND_WAIT. */
+  what: 'original' | 'customer' | 'invoice';
+}
+
 /** What a handler reports after doing the API work for one version of a record. */
 export type HandlerOutcome =
-  | { kind: 'done'; detail: string; status?: number; taxId?: string }
+  | {
+      kind: 'done';
+      detail: string;
+      status?: number;
+      taxId?: string;
+      /**
+       * The service accepted the write (2xx) but its id could not be learned (the answer had none
+       * readable, nor had a read back): the record is applied, its state keeps no tax engine id,
+       * and an exemption's pending-create mark stays so its next write looks for it first.
+       */
+      idUnknown?: boolean;
+    }
   /**
    * Something it needs is not there yet (a refund's invoice, an exemption's customer). `missing`
    * names what and where, when taxsync has never seen it (the record processor indexes it and
    * picks the dead-letter code when the wait runs out).
    */
-  | { kind: 'wait'; reason: string; missing?: { record: RecordKey; what: 'original' | 'customer' | 'invoice' } };
+  | { kind: 'wait'; reason: string; missing?: Missing };
 
 export interface HandlerContext {
   record: RecordKey;

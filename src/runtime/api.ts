@@ -1,4 +1,4 @@
-import { createApiClients, type ApiCallObserver, type ApiClients } from '../api/index.js';
+import { createApiClients, createDriftReporter, type ApiCallObserver, type ApiClients, type DriftObserver } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
 import { DEFAULT_CLIENT } from '../emulator/auth.js';
@@ -14,10 +14,12 @@ export async function connectApi(
   config: Config,
   logger: Logger,
   lifecycle: Lifecycle,
-  options: { onCall?: ApiCallObserver } = {},
+  options: { onCall?: ApiCallObserver; onDrift?: DriftObserver } = {},
 ): Promise<ApiClients & { emulatorUrl?: string }> {
   const common = {
     ...(options.onCall ? { onCall: options.onCall } : {}),
+    // Answers that differ from the contract: each shape logged once by this process, all counted.
+    onDrift: createDriftReporter({ logger, ...(options.onDrift ? { count: options.onDrift } : {}) }),
     timeouts: config.taxApi.timeouts,
     tokenRenewBeforeMs: config.taxApi.tokenRenewBeforeMs,
     allowInsecureHttp: config.allowInsecureHttp,

@@ -1,3 +1,4 @@
+import { TaxsyncError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
 
 export type Closer = () => Promise<void>;
@@ -44,6 +45,21 @@ export function createLifecycle(options: { logger: Logger; deadlineMs: number })
   };
 }
 
+/**
+ * Runs a command's start-up. When it fails (a port in use, a source change refused, Redis
+ * unreachable…), everything it had already started — the local redis-server, workers, the
+ * emulator, connections — is stopped through the one shutdown path before the error goes on to
+ * the one-line exit, so nothing is left running behind a failed start.
+ */
+export async function startOrStop<T>(lifecycle: Lifecycle, what: string, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    await lifecycle.shutdown(`${what} failed`);
+    throw error;
+  }
+}
+
 /** Entry points call this: SIGTERM/SIGINT → shutdown → exit code. A second signal exits at once. */
 export function exitOnSignals(lifecycle: Lifecycle, logger: Logger): void {
   let signalled = false;
@@ -57,4 +73,24 @@ export function exitOnSignals(lifecycle: Lifecycle, logger: Logger): void {
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+}
+
+/**
+ * A listener that could not start, as one line naming the address and what to do (LISTEN_FAILED);
+ * any other error is returned unchanged.
+ */
+export function listenError(error: unknown, where: { host: string; port: number; variable: string }): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const address = `${where.host}:${where.port}`;
+  const another = where.port > 0 && where.port < 65_535 ? where.port + 1 : 8080;
+  const advice =
+    code === 'EADDRINUSE'
+      ? `the port is in use: stop what listens there, or choose another port, e.g. ${where.variable}=${another}`
+      : code === 'EACCES'
+        ? `not allowed to listen there (ports below 1024 need privileges): choose another port, e.g. ${where.variable}=8080`
+        : code === 'EADDRNOTAVAIL'
+          ? 'no network interface has that address: check TAXSYNC_HTTP_HOST'
+          : undefined;
+  if (advice === undefined) return error;
+  return new TaxsyncError('LISTEN_FAILED', `cannot listen on ${address} (${code}): ${advice}`, { cause: error, details: { address, code } });
 }

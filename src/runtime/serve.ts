@@ -4,12 +4,13 @@ import type { Settings } from '../config/settings.js';
 import { buildApp } from '../http/app.js';
 import type { Logger } from '../observability/logger.js';
 import { createMetrics, type Metrics } from '../observability/metrics.js';
+import { createWaitingIndex } from '../processors/waiting.js';
 import { answers, closeQueues, createQueues, createRedis, WEBHOOK_COMMAND_TIMEOUT_MS, type RedisTarget } from '../queue/connection.js';
 import { createAuditLog } from '../queue/audit.js';
 import { createKeys } from '../queue/keys.js';
 import { createDlqDeps } from './dlq-open.js';
 import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
-import type { Lifecycle } from './lifecycle.js';
+import { listenError, type Lifecycle } from './lifecycle.js';
 import { queueSource } from './metrics.js';
 
 export interface ServeHandle {
@@ -79,15 +80,22 @@ export async function startServe(deps: {
             secureCookie: config.admin.secureCookie,
             queues: Object.values(queues),
             dlq: (actor: string) => ({ ...dlq, audit: createAuditLog(connection, keys, { actor }) }),
+            waiting: () => createWaitingIndex(connection, keys).list({ limit: 50 }),
           },
         }),
   });
   // Registered last, so it runs first: stop accepting webhooks before closing Redis.
   lifecycle.onShutdown('http', () => app.close());
-  const address = await app.listen({ host: config.http.host, port: config.http.port });
+  let address: string;
+  try {
+    address = await app.listen({ host: config.http.host, port: config.http.port });
+  } catch (error) {
+    throw listenError(error, { host: config.http.host, port: config.http.port, variable: 'TAXSYNC_HTTP_PORT' });
+  }
   logger.info({ address, connectors: Object.keys(connectors) }, `taxsync is listening on ${address}`);
   if (Object.keys(connectors).length === 0) {
     logger.warn('no connector is enabled: set SHOPIFY_WEBHOOK_SECRET, STRIPE_WEBHOOK_SECRET, WOOCOMMERCE_WEBHOOK_SECRET or ERP_WEBHOOK_SECRET');
   }
   return { app, metrics, address };
 }
+

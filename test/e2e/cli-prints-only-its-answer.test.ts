@@ -22,6 +22,8 @@ const STATUS_TABLE = [
   /^$/,
   /^dead-letter: \d+ entr(y|ies)/,
   /^VAT ledger: \d+ unknown/,
+  /^$/,
+  /^waiting: none$/,
 ];
 
 function expectStatusTable(text: string): void {

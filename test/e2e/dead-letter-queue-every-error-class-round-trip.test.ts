@@ -11,7 +11,7 @@ import { createKeys } from '../../src/queue/keys.js';
 import { readTrace } from '../../src/queue/trace.js';
 import { buildCli, spawnCli } from '../helpers/cli.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { erpCustomer, erpInvoice, erpRefund } from '../helpers/erp-events.js';
+import { erpCustomer, erpExemption, erpInvoice, erpRefund } from '../helpers/erp-events.js';
 import { eventually } from '../helpers/pipeline.js';
 import { useRedis } from '../helpers/redis.js';
 import { ENTITY, vatBody } from '../unit/emulator/helpers.js';
@@ -24,7 +24,8 @@ import { ENTITY, vatBody } from '../unit/emulator/helpers.js';
  * discard, export, and finally the audit log.
  *
  * Codes that cannot reach the dead-letter queue, by design:
- * - CONFIG_INVALID, API_INSECURE_URL: checked at start; taxsync does not run, so nothing is queued.
+ * - CONFIG_INVALID, API_INSECURE_URL, LISTEN_FAILED: checked at start; taxsync does not run, so
+ *   nothing is queued.
  * - API_RATE_LIMITED: the queue pauses and the job goes back without using an attempt; never final.
  * - RECORD_BUSY: a refund whose invoice is locked by another refund tries again shortly without
  *   using an attempt; the lock expires by itself (also one left by a crashed worker), so it is
@@ -33,8 +34,8 @@ import { ENTITY, vatBody } from '../unit/emulator/helpers.js';
  *   reconnect, so nothing fails for good.
  * - REQUEST_INVALID: the mapping checks each body against the contract itself and reports
  *   MAPPING_INVALID; REQUEST_INVALID is the client's last guard against a mapping bug.
- * - API_BAD_RESPONSE: needs a service whose 2xx answers break the contract; the emulator keeps to
- *   it (the client's own tests cover the code: test/unit/api).
+ * - API_BAD_RESPONSE: needs a service whose 2xx answer to a read lacks the record's id; the
+ *   emulator always gives it (the client's own tests cover the code: test/unit/api).
  */
 
 const WORKER = { id: 'ops-worker', secret: 'ops-worker-secret' };
@@ -87,6 +88,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
         TAXSYNC_VAT_BACKOFF_BASE_MS: '20',
         TAXSYNC_VAT_BACKOFF_CAP_MS: '200',
         TAXSYNC_WAIT_DEADLINE_S: '1',
+        TAXSYNC_REFUND_WAIT: '1s',
         TAX_API_HEADERS_TIMEOUT_MS: '2500',
         TAXSYNC_CONFIG: settingsPath,
       },
@@ -149,7 +151,10 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
       date_of_registration: '2024-01-01',
     });
     // The entry of each class, by code (MAPPING_INVALID: the invoice without lines).
-    const ids = {} as Record<Exclude<ErrorCode, 'CONFIG_INVALID' | 'API_INSECURE_URL' | 'API_RATE_LIMITED' | 'REDIS_UNAVAILABLE' | 'REQUEST_INVALID' | 'API_BAD_RESPONSE'>, string>;
+    const ids = {} as Record<
+      Exclude<ErrorCode, 'CONFIG_INVALID' | 'API_INSECURE_URL' | 'LISTEN_FAILED' | 'API_RATE_LIMITED' | 'REDIS_UNAVAILABLE' | 'REQUEST_INVALID' | 'API_BAD_RESPONSE'>,
+      string
+    >;
     const keys = createKeys(ctx.prefix);
 
     // auth: the token endpoint refuses the workers' client credentials → at once.
@@ -215,11 +220,14 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     await post(erpInvoice('INV-EMPTY', 1, []));
     ids.MAPPING_INVALID = (await entryOf('MAPPING_INVALID', 'INV-EMPTY')).id;
 
-    // waiting: a refund whose invoice never arrives (TAXSYNC_WAIT_DEADLINE_S=1). Its VAT correction
-    // waits for the invoice too (issue 15), and runs out the same way on the vat-submissions queue.
+    // waiting: a refund whose invoice never arrives (TAXSYNC_REFUND_WAIT=1s); its VAT correction
+    // waits for the invoice too (issue 15) and runs out the same way on the vat-submissions queue;
+    // and an exemption whose customer never does (TAXSYNC_WAIT_DEADLINE_S=1).
     await post(erpRefund('R-ORPHAN', 2, 'INV-LATE', '10.00'));
-    ids.WAITING_EXPIRED = (await entryOf('WAITING_EXPIRED', 'R-ORPHAN')).id;
+    ids.REFUND_ORIGINAL_MISSING = (await entryOf('REFUND_ORIGINAL_MISSING', 'R-ORPHAN')).id;
     await eventually(async () => (await deadLetters.list({ limit: 100 })).filter((e) => e.record?.external_id === 'R-ORPHAN').length === 2, 60_000);
+    await post(erpExemption('EX-ORPHAN', 1, 'c-late'));
+    ids.WAITING_EXPIRED = (await entryOf('WAITING_EXPIRED', 'EX-ORPHAN')).id;
 
     // A refund lock left by a crashed worker (never dead-lettered: the refund goes once the lock
     // expires), and internal (Redis answers an error mid-job).
@@ -252,8 +260,8 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     // ---- Review: what is there, and why ----------------------------------------------------
     const stats = await json<{ total: number; by_queue: Record<string, number>; by_code: Record<string, number> }>(['dlq', 'stats']);
     expect(stats).toEqual({
-      total: 18,
-      by_queue: { customers: 7, transactions: 7, 'vat-submissions': 3, ingest: 1 },
+      total: 19,
+      by_queue: { customers: 8, transactions: 7, 'vat-submissions': 3, ingest: 1 },
       by_code: {
         API_AUTH_FAILED: 1,
         API_UNAUTHORIZED: 1,
@@ -265,7 +273,8 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
         API_UNEXPECTED_STATUS: 1,
         API_INVALID: 1,
         MAPPING_INVALID: 2,
-        WAITING_EXPIRED: 2,
+        REFUND_ORIGINAL_MISSING: 2,
+        WAITING_EXPIRED: 1,
         INTERNAL_ERROR: 1,
         INVALID_PAYLOAD: 1,
         JOB_INVALID: 1,
@@ -278,12 +287,12 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     expect(table.code).toBe(0);
     const rows = table.stdout.trimEnd().split('\n');
     expect(rows[0]).toMatch(/^ID\s+LAST FAILED\s+QUEUE\s+CODE\s+SUBJECT\s+MESSAGE$/);
-    expect(rows).toHaveLength(1 + 18 + 1);
-    expect(rows.at(-1)).toBe('18 of 18 shown');
+    expect(rows).toHaveLength(1 + 19 + 1);
+    expect(rows.at(-1)).toBe('19 of 19 shown');
     expect(rows[1]).toContain('MAPPING_INVALID');
     expect(rows[1]).toContain('vat api/VAT-BADNR');
     const page = await json<{ total: number; entries: DeadLetterEntry[] }>(['dlq', 'list', '--limit', '5', '--offset', '2']);
-    expect(page.total).toBe(18);
+    expect(page.total).toBe(19);
     expect(page.entries.map((e) => e.id)).toEqual(
       (await json<{ entries: DeadLetterEntry[] }>(['dlq', 'list', '--limit', '100'])).entries.slice(2, 7).map((e) => e.id),
     );
@@ -390,9 +399,14 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     await post(erpInvoice('INV-LATE', 1, [LINE])); // the invoice the refund waited for
     await eventually(() => inEngine('INV-LATE'), 60_000);
     expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', '--external-id', 'R-ORPHAN', '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 2 });
+    await post(erpCustomer('c-late', 1)); // the customer the exemption waited for
+    await eventually(async () => (await customerName('c-late')) !== undefined, 60_000);
+    expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', '--external-id', 'EX-ORPHAN', '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 1 });
     await ctx.redis.del(keys.refunds('transaction|api|INV-BROKEN'));
     expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', ids.INTERNAL_ERROR, '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 1 });
     await eventually(async () => (await inEngine('R-ORPHAN')) && (await inEngine('R-BUSY')) && (await inEngine('R-BROKEN')), 60_000);
+    const lateCustomer = (await daemon.api.tax.customers.getByKey('api', 'c-late')).id;
+    await eventually(async () => (await daemon.api.tax.exemptions.list({ limit: 100 })).data.some((e) => e.customer_id === lateCustomer), 60_000);
 
     // The kept delivery: still unreadable (kept, exit 2) until its body is fixed.
     const stillBad = await cli(['dlq', 'replay', ids.INVALID_PAYLOAD, '--yes', '--actor', ACTOR]);
@@ -434,6 +448,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
       ['edit', 1, expect.stringContaining('edited event (data.customer.tax_number)'), [badVatNumber.id]],
       ['replay', 1, '1 replayed', [badVatNumber.id]],
       ['replay', 2, '2 replayed', { external_id: 'R-ORPHAN' }],
+      ['replay', 1, '1 replayed', { external_id: 'EX-ORPHAN' }],
       ['replay', 1, '1 replayed', [ids.INTERNAL_ERROR]],
       ['replay', 1, '1 still-invalid', [ids.INVALID_PAYLOAD]],
       ['edit', 1, expect.stringContaining('edited raw body (occurred_at)'), [ids.INVALID_PAYLOAD]],

@@ -234,7 +234,10 @@ describe('taxsync on a 3-master Redis Cluster', () => {
     expect(logLines.length).toBeGreaterThan(0);
     // ioredis refuses a MULTI across slots itself ("…should belong to the same slot"); Redis says CROSSSLOT.
     expect(logLines.filter((line) => /CROSSSLOT|same slot|\bMOVED\b|\bASK\b|CLUSTERDOWN|TRYAGAIN|INTERNAL_ERROR|redis connection error|not stored/.test(line))).toEqual([]);
-    const warnings = logLines.map((line) => JSON.parse(line) as { level: number; msg: string; external_id?: string }).filter((l) => l.level >= 40);
+    // Drift (an answer that differs from the contract, read anyway) is the emulator's, not Redis's: it is not what this looks for.
+    const warnings = logLines
+      .map((line) => JSON.parse(line) as { level: number; msg: string; external_id?: string })
+      .filter((l) => l.level >= 40 && !l.msg.startsWith('response drift: '));
     expect(warnings.map((l) => `${l.msg} ${l.external_id}`)).toEqual(['dead-lettered refund-CL-2']);
   });
 });

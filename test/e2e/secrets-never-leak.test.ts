@@ -87,7 +87,7 @@ describe('secrets in an end-to-end run', () => {
     const logs: string[] = [];
     const tokens = new Set<string>();
     daemon = await startDaemon(ctx.url, ctx.prefix, {
-      env: { LOG_LEVEL: 'debug', TAXSYNC_MAX_ATTEMPTS: '2', TAXSYNC_WAIT_DEADLINE_S: '2' },
+      env: { LOG_LEVEL: 'debug', TAXSYNC_MAX_ATTEMPTS: '2', TAXSYNC_WAIT_DEADLINE_S: '2', TAXSYNC_REFUND_WAIT: '2s' },
       // The first authenticated call finds its token expired: taxsync must renew it (a 401 path).
       emulator: { faults: [{ kind: 'expire_token', route: '*', times: 1 }] },
       logDestination: new Writable({

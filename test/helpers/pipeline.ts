@@ -11,7 +11,7 @@ import { createRecordStore, type RecordStore } from '../../src/queue/record-stat
 import { createRequeuer } from '../../src/queue/requeue.js';
 import type { RetryPolicy } from '../../src/queue/retry.js';
 import { createRecordWorker } from '../../src/queue/worker.js';
-import { createRecordProcessor, type WaitPolicy } from '../../src/processors/record-processor.js';
+import { createRecordProcessor, type RecordProcessorDeps, type WaitPolicy } from '../../src/processors/record-processor.js';
 import type { RecordHandler } from '../../src/processors/types.js';
 
 export interface Pipeline {
@@ -29,7 +29,14 @@ export interface Pipeline {
 export async function createPipeline(
   url: string,
   prefix: string,
-  options: { retry?: RetryPolicy; wait?: WaitPolicy; coalesceDelayMs?: number; vat?: boolean } = {},
+  options: {
+    retry?: RetryPolicy;
+    wait?: WaitPolicy;
+    coalesceDelayMs?: number;
+    vat?: boolean;
+    /** The processor's observers (metrics). */
+    observe?: Pick<RecordProcessorDeps, 'onOutcome' | 'onIdUnknown'>;
+  } = {},
 ): Promise<Pipeline> {
   const retry = options.retry ?? { attempts: 4, baseMs: 20, capMs: 100 };
   const producerConnection = createRedis(url, 'producer');
@@ -81,6 +88,7 @@ export async function createPipeline(
           trace: { maxEntries: 50, maxAgeMs: 600_000 },
           logger,
           wait: options.wait ?? { deadlineMs: 60_000, baseMs: 20, capMs: 100 },
+          ...options.observe,
         }),
       });
       workers.push(worker);

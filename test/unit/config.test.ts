@@ -29,6 +29,19 @@ describe('loadConfig', () => {
     expect(failure({ TAXSYNC_STALLED_INTERVAL_MS: '10' })).toContain('TAXSYNC_STALLED_INTERVAL_MS must be at least 1000');
   });
 
+  it('reads TAXSYNC_REFUND_WAIT as a duration, 30 minutes unless set, a bare number in minutes', () => {
+    const refundWait = (value?: string) => loadConfig(value === undefined ? {} : { TAXSYNC_REFUND_WAIT: value }).queue.wait.refundDeadlineMs;
+    expect(refundWait()).toBe(30 * 60_000);
+    expect(refundWait('45')).toBe(45 * 60_000);
+    expect(refundWait('90s')).toBe(90_000);
+    expect(refundWait('2h')).toBe(2 * 3_600_000);
+    expect(refundWait('1d')).toBe(86_400_000);
+    expect(refundWait(' 15 min ')).toBe(15 * 60_000);
+    expect(failure({ TAXSYNC_REFUND_WAIT: 'half an hour' })).toContain('TAXSYNC_REFUND_WAIT must be a duration such as 30m, 90s, 2h or 1d (a bare number is in minutes)');
+    expect(failure({ TAXSYNC_REFUND_WAIT: '0s' })).toContain('TAXSYNC_REFUND_WAIT must be between 1 s and 30 days');
+    expect(failure({ TAXSYNC_REFUND_WAIT: '31d' })).toContain('TAXSYNC_REFUND_WAIT must be between 1 s and 30 days');
+  });
+
   it('reads REDIS_CLUSTER as "REDIS_URL is one node of a Redis Cluster", which needs REDIS_URL', () => {
     expect(loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379' }).redis.cluster).toBe(false);
     expect(loadConfig({ REDIS_URL: 'rediss://:pw@redis.example.com:6380', REDIS_CLUSTER: '1' }).redis).toMatchObject({ cluster: true, prefix: '{taxsync}' });

@@ -10,6 +10,7 @@
  *   configured list narrows a schema with `restrictSources` (the emulator, outgoing bodies).
  */
 import { z } from 'zod';
+import { DECIMAL_PATTERN, Money } from '../../domain/money.js';
 
 /** A decimal as a string: optional minus, digits, optional fraction. Never a JS number. */
 export const DecimalString = z.string().regex(/^-?\d+(\.\d+)?$/, 'expected a decimal string such as "12.50"');
@@ -97,3 +98,60 @@ export function restrictSources<T extends z.ZodType>(schema: T, values: readonly
     visit(body, []);
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// Reading answers (docs/decisions.md, "Reading answers"): the pieces answer schemas are made of.
+
+/**
+ * An object taxsync reads `shape` from. Every other field passes through as received, never
+ * checked: the answer's static type shows them as the contract documents them (see `Read`), but
+ * taxsync's own code reads only what the answer schema lists.
+ */
+export function reads<S extends z.ZodRawShape>(shape: S): z.ZodObject<S> {
+  return z.looseObject(shape);
+}
+
+/**
+ * Read when present and readable; null, a wrong type or a bad format reads as absent (the drift
+ * detector reports it). For every field taxsync uses but can do without.
+ */
+export function lenient<T extends z.ZodType>(schema: T) {
+  return schema.optional().catch(undefined);
+}
+
+/** A documented list of values that may grow: a listed value, or any other string as sent. */
+export function openEnum<const V extends readonly string[]>(_values: V): z.ZodType<V[number] | (string & {})> {
+  return z.string();
+}
+
+/** An id of the service's, to send back in a path or a body: any non-empty string (UUIDs per the contract). */
+export const AnswerId = z.string().trim().min(1);
+
+const ANY_DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * A decimal in an answer: any scale ("3.3", "3.300000"), and the spellings decimal libraries print
+ * ("0E-8", "+1.5", ".5"), turned into plain notation. A JSON number is not read: its digits were
+ * already rounded to binary floating point by JSON.parse.
+ */
+export const AnswerDecimal = z
+  .string()
+  .trim()
+  .regex(ANY_DECIMAL, 'expected a decimal string')
+  .transform((text) => (DECIMAL_PATTERN.test(text) ? text : new Money(text).toFixed()));
+
+/** An array of which only the readable items are kept (an item the schema refuses is dropped; drift reports it). */
+export function readableItems<T extends z.ZodType>(item: T) {
+  return z.array(z.unknown()).transform((items) =>
+    items.flatMap((value) => {
+      const parsed = item.safeParse(value);
+      return parsed.success ? [parsed.data] : [];
+    }),
+  );
+}
+
+/**
+ * What a client method answers: the fields the answer schema `A` reads (checked as it says) over
+ * the rest of the body as received, typed as the contract `C` documents it but never checked.
+ */
+export type Read<A, C> = Omit<C, keyof A> & A;

@@ -1,14 +1,15 @@
 /**
  * Tax engine contract (spec/tax-calculation-api.md): tokens, customers, exemptions, transactions.
- * Requests are strict (unknown keys rejected); responses tolerate unknown keys and require only
- * ids and keys.
+ * Requests are strict (unknown keys rejected): taxsync is strict in what it sends. The response
+ * schemas here (`*Contract`, the token and verify answers) describe the answers as documented;
+ * they are never used to refuse an answer, only to detect drift (src/api/drift.ts). What taxsync
+ * reads from each answer is in tax-answers.ts (docs/decisions.md, "Reading answers").
  *
  * Decisions where the spec says "not shown" (copy to docs/decisions.md):
  * - Token request bodies: variant A is the form {grant_type, client_id, client_secret}; variant B
  *   is taken to be JSON {client_id, client_secret}.
- * - Token responses: access_token, token_type, expires_in are required; token_type is compared
- *   case-insensitively (OAuth convention); expires_in may also arrive as a digit string and is
- *   turned into a number; variant B's expire_at is optional (expires_in is what the client uses).
+ * - Token responses as documented: access_token, token_type, expires_in (variant B also expire_at).
+ *   What the client needs of them (only access_token is essential) is TokenAnswer's, tax-answers.ts.
  * - Verify: a loose object of JWT claims; the registered numeric claims are checked when present.
  * - Address: no field is required; country must look like a country code.
  * - Customer: only source and external_id are required in the upsert body; customer_status is a
@@ -29,7 +30,8 @@
  *   whatever keys were submitted for manual rates).
  * - matched_address latitude, longitude and confidence: number or decimal string (not money).
  * - exchange_rate_info: fields not shown; an opaque object or null.
- * - Response taxability_reason and transaction_type are any string (the lists are incomplete).
+ * - Response transaction_type is any string (only invoice and refund are known); taxability_reason
+ *   and match_level are the listed values, so a value added later shows as drift.
  * - Errors and DELETE bodies are not shown: no schema; the client keeps the raw body.
  */
 import { z } from 'zod';
@@ -64,7 +66,7 @@ export const TokenResponseB = TokenResponseA.extend({ expire_at: IsoDateTime.opt
 export type TokenResponseB = z.infer<typeof TokenResponseB>;
 
 /** Decoded JWT claims returned by `POST /v1/auth/verify`; other claims pass through. */
-export const VerifyClaims = z.looseObject({
+export const VerifyClaimsContract = z.looseObject({
   /** Expiry, seconds since the epoch. */
   exp: z.number().optional(),
   iat: z.number().optional(),
@@ -73,7 +75,7 @@ export const VerifyClaims = z.looseObject({
   iss: z.string().optional(),
   aud: z.union([z.string(), z.array(z.string())]).optional(),
 });
-export type VerifyClaims = z.infer<typeof VerifyClaims>;
+export type VerifyClaimsContract = z.infer<typeof VerifyClaimsContract>;
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
@@ -131,15 +133,15 @@ export const CustomerRequest = z.strictObject({
 });
 export type CustomerRequest = z.infer<typeof CustomerRequest>;
 
-/** A customer as returned by the service. */
-export const Customer = z.object({
+/** A customer as the contract documents it (the drift detector's reference; taxsync reads `Customer`, tax-answers.ts). */
+export const CustomerContract = z.object({
   ...customerFields,
   id: Uuid,
   addresses: z.object(customerAddresses(Address)).optional(),
   created_at: IsoDateTime.optional(),
   updated_at: IsoDateTime.optional(),
 });
-export type Customer = z.infer<typeof Customer>;
+export type CustomerContract = z.infer<typeof CustomerContract>;
 
 // ---------------------------------------------------------------------------------------------
 // Exemptions
@@ -167,9 +169,9 @@ export const ExemptionRequest = z.strictObject({
 });
 export type ExemptionRequest = z.infer<typeof ExemptionRequest>;
 
-/** An exemption as returned by the service. */
-export const Exemption = z.object(ExemptionRequest.shape).partial().extend({ id: Uuid });
-export type Exemption = z.infer<typeof Exemption>;
+/** An exemption as the contract documents it (taxsync reads `Exemption`, tax-answers.ts). */
+export const ExemptionContract = z.object(ExemptionRequest.shape).partial().extend({ id: Uuid });
+export type ExemptionContract = z.infer<typeof ExemptionContract>;
 
 // ---------------------------------------------------------------------------------------------
 // Transactions: line items
@@ -259,8 +261,8 @@ export const TransactionItem = z
     relative_transaction_discount: DecimalString.optional(),
     tangible_category: TangibleCategory.optional(),
     taxable_category: TaxableCategory.optional(),
-    /** A TaxabilityReason or a value the spec does not list. */
-    taxability_reason: z.string().optional(),
+    /** The spec's list is "not shown beyond those listed": another value is drift, logged once. */
+    taxability_reason: TaxabilityReason.optional(),
     is_exempt: z.boolean().optional(),
     tax: TaxSummary.optional(),
     jurisdiction_tax_breakdown: JurisdictionTaxBreakdown.optional(),
@@ -308,6 +310,11 @@ export type RefundInfo = z.infer<typeof RefundInfo>;
 
 const NumberLike = z.union([z.number(), DecimalString]);
 
+/** The granularities the spec gives as examples of match_level. */
+export const MATCH_LEVELS = ['street', 'city', 'zip', 'state', 'unmatched'] as const;
+export const MatchLevel = z.enum(MATCH_LEVELS);
+export type MatchLevel = z.infer<typeof MatchLevel>;
+
 /** Geocoding result on the shipping address of a response (read-only). */
 export const MatchedAddress = z.object({
   address: Address.nullable().optional(),
@@ -316,8 +323,8 @@ export const MatchedAddress = z.object({
   longitude: NumberLike.nullable().optional(),
   /** 1.0 = exact; below 0.7 sets low_confidence_warning. */
   confidence: NumberLike.nullable().optional(),
-  /** e.g. street, city, zip, state, unmatched. */
-  match_level: z.string().optional(),
+  /** e.g. street, city, zip, state, unmatched: another value is drift, logged once. */
+  match_level: MatchLevel.optional(),
   address_corrected: z.boolean().optional(),
   low_confidence_warning: z.boolean().optional(),
 });
@@ -364,7 +371,7 @@ export const CustomerDetails = z.object({
   customer_id: Uuid.optional(),
   customer_external_id: ExternalId.optional(),
   customer_source: SourceValue.optional(),
-  customer: Customer.partial().optional(),
+  customer: CustomerContract.partial().optional(),
   customer_type_override: CustomerType.optional(),
 });
 export type CustomerDetails = z.infer<typeof CustomerDetails>;
@@ -436,8 +443,8 @@ export const TransactionRequest = z.strictObject({
 });
 export type TransactionRequest = z.infer<typeof TransactionRequest>;
 
-/** A transaction as returned, with the computed tax. */
-export const Transaction = z.object({
+/** A transaction as the contract documents it, with the computed tax (taxsync reads `Transaction`, tax-answers.ts). */
+export const TransactionContract = z.object({
   ...transactionFields,
   id: Uuid,
   tenant_id: Uuid.optional(),
@@ -453,7 +460,7 @@ export const Transaction = z.object({
   tax: TaxSummary.optional(),
   amounts: TransactionAmounts.optional(),
 });
-export type Transaction = z.infer<typeof Transaction>;
+export type TransactionContract = z.infer<typeof TransactionContract>;
 
 // ---------------------------------------------------------------------------------------------
 // Lists
@@ -485,15 +492,8 @@ export function cursorPage<T extends z.ZodType>(item: T) {
 }
 export type CursorPage<T> = { data: T[]; cursors: Cursors };
 
-export const CustomerPage = cursorPage(Customer);
-export type CustomerPage = z.infer<typeof CustomerPage>;
+export const CustomerPageContract = cursorPage(CustomerContract);
+export const TransactionPageContract = cursorPage(TransactionContract);
 
-export const TransactionPage = cursorPage(Transaction);
-export type TransactionPage = z.infer<typeof TransactionPage>;
-
-/** `GET /v1/exemptions/`: shape not shown, so a cursor page or a bare array (cursors: null). */
-export const ExemptionList = z.union([
-  cursorPage(Exemption),
-  z.array(Exemption).transform((data) => ({ data, cursors: null })),
-]);
-export type ExemptionList = z.infer<typeof ExemptionList>;
+/** `GET /v1/exemptions/`: shape not shown, so a cursor page or a bare array. */
+export const ExemptionListContract = z.union([cursorPage(ExemptionContract), z.array(ExemptionContract)]);

@@ -1,7 +1,9 @@
 /**
  * VAT compliance contract (spec/vat-compliance-api.md): VAT transactions, transaction types,
- * registrations, filings and error bodies. Requests are strict (unknown keys rejected);
- * responses tolerate unknown keys and require only ids (and invoice_number, registration_type).
+ * registrations, filings and error bodies. Requests are strict (unknown keys rejected): taxsync is
+ * strict in what it sends. The response schemas (`*Contract`) describe the answers as documented;
+ * they never refuse an answer, only detect drift (src/api/drift.ts). What taxsync reads from each
+ * answer is in vat-answers.ts (docs/decisions.md, "Reading answers").
  *
  * The schemas check shape and the spec's string limits only. The numbered validation rules
  * (net + vat = gross, vat = net × rate, at most 2 decimals, net positive, date not in the future,
@@ -25,6 +27,9 @@
  */
 import { z } from 'zod';
 import { CountryCode, CurrencyCode, DecimalString, IsoDate, IsoDateTime, Uuid } from './common.js';
+
+// The registration as read is what the mapping matches configured registrations against.
+export type { Registration } from './vat-answers.js';
 
 // ---------------------------------------------------------------------------------------------
 // VAT transactions
@@ -67,8 +72,8 @@ export const VatTransactionRequest = z.strictObject({
 });
 export type VatTransactionRequest = z.infer<typeof VatTransactionRequest>;
 
-/** A VAT transaction as returned (201 created, or 200 processed with warnings). */
-export const VatTransaction = z.object({
+/** A VAT transaction as the contract documents the answer (201 created, or 200 processed with warnings). */
+export const VatTransactionContract = z.object({
   ...VatTransactionRequest.pick({
     entity_jurisdiction: true,
     partner_name: true,
@@ -86,25 +91,32 @@ export const VatTransaction = z.object({
   committed: z.boolean().optional(),
   created_at: IsoDateTime.optional(),
 });
-export type VatTransaction = z.infer<typeof VatTransaction>;
+export type VatTransactionContract = z.infer<typeof VatTransactionContract>;
 
 /** One entry of `GET /api/vat/v1/transaction-types/` (e.g. "B2B Sales", "Intra-EU Supplies"). */
-export const VatTransactionType = z.object({
+export const VatTransactionTypeContract = z.object({
   id: Uuid,
   name: z.string(),
   description: z.string().optional(),
 });
-export type VatTransactionType = z.infer<typeof VatTransactionType>;
+export type VatTransactionTypeContract = z.infer<typeof VatTransactionTypeContract>;
 
-const vatTransactionTypeArray = z.array(VatTransactionType);
+const vatTransactionTypeArray = z.array(VatTransactionTypeContract);
 
-/** The transaction types list in any of its accepted shapes, normalised to an array. */
-export const VatTransactionTypeList = z.union([
+/**
+ * The transaction types list in any of its accepted shapes: a bare array, `{results}` (with the
+ * count and links of a page, as the registration list has them) or `{data}`.
+ */
+export const VatTransactionTypeListContract = z.union([
   vatTransactionTypeArray,
-  z.object({ results: vatTransactionTypeArray }).transform((body) => body.results),
-  z.object({ data: vatTransactionTypeArray }).transform((body) => body.data),
+  z.object({
+    count: z.number().int().nonnegative().optional(),
+    next: z.url().nullable().optional(),
+    previous: z.url().nullable().optional(),
+    results: vatTransactionTypeArray,
+  }),
+  z.object({ data: vatTransactionTypeArray }),
 ]);
-export type VatTransactionTypeList = z.infer<typeof VatTransactionTypeList>;
 
 // ---------------------------------------------------------------------------------------------
 // Registrations
@@ -175,8 +187,8 @@ export type RegistrationUpdateRequest = z.infer<typeof RegistrationUpdateRequest
 export const RegistrationPatchRequest = RegistrationCreateRequest.partial();
 export type RegistrationPatchRequest = z.infer<typeof RegistrationPatchRequest>;
 
-/** A registration as returned; number, number_local and fiscal_code are "" when never supplied. */
-export const Registration = z.object({
+/** A registration as the contract documents it; number, number_local and fiscal_code are "" when never supplied. */
+export const RegistrationContract = z.object({
   ...registrationFields,
   id: Uuid,
   /** Created automatically at registration creation when absent. */
@@ -201,16 +213,16 @@ export const Registration = z.object({
   created_at: IsoDateTime.optional(),
   updated_at: IsoDateTime.optional(),
 });
-export type Registration = z.infer<typeof Registration>;
+export type RegistrationContract = z.infer<typeof RegistrationContract>;
 
 /** A page of `GET /registrations/v1/registrations/`. */
-export const RegistrationPage = z.object({
+export const RegistrationPageContract = z.object({
   count: z.number().int().nonnegative(),
   next: z.url().nullable(),
   previous: z.url().nullable(),
-  results: z.array(Registration),
+  results: z.array(RegistrationContract),
 });
-export type RegistrationPage = z.infer<typeof RegistrationPage>;
+export type RegistrationPageContract = z.infer<typeof RegistrationPageContract>;
 
 export const REGISTRATION_ORDER_FIELDS = [
   'entity_name',
@@ -242,8 +254,8 @@ export const FILING_STATUSES = ['draft', 'pending_approval', 'approved', 'submit
 export const FilingStatus = z.enum(FILING_STATUSES);
 export type FilingStatus = z.infer<typeof FilingStatus>;
 
-/** A VAT return for one reporting period. */
-export const Filing = z.object({
+/** A VAT return for one reporting period, as the contract documents it. */
+export const FilingContract = z.object({
   id: Uuid,
   status: FilingStatus.optional(),
   due_date: IsoDate.optional(),
@@ -258,7 +270,7 @@ export const Filing = z.object({
   reporting_period_start: IsoDate.optional(),
   reporting_period_end: IsoDate.optional(),
 });
-export type Filing = z.infer<typeof Filing>;
+export type FilingContract = z.infer<typeof FilingContract>;
 
 /** Body of `POST /api/filing/v1/filings/`. */
 export const FilingCreateRequest = z.strictObject({
@@ -272,36 +284,35 @@ export const FILE_TYPES = ['vat_return', 'submission_receipt', 'acknowledgment']
 export const FileType = z.enum(FILE_TYPES);
 export type FileType = z.infer<typeof FileType>;
 
-/** A file attached to a filing. */
-export const FilingFile = z.object({
+/** A file attached to a filing, as the contract documents it. */
+export const FilingFileContract = z.object({
   id: Uuid,
   file_type: FileType.optional(),
   filename: z.string().optional(),
   download_url: z.url().optional(),
   created_at: IsoDateTime.optional(),
 });
-export type FilingFile = z.infer<typeof FilingFile>;
+export type FilingFileContract = z.infer<typeof FilingFileContract>;
 
 /** `GET /api/filing/v1/filings/{id}/files/`. */
-export const FilingFileList = z.object({ results: z.array(FilingFile) });
-export type FilingFileList = z.infer<typeof FilingFileList>;
+export const FilingFileListContract = z.object({ results: z.array(FilingFileContract) });
 
-/** One box of a draft return. */
-export const DraftReturnBox = z.object({
+/** One box of a draft return, as the contract documents it. */
+export const DraftReturnBoxContract = z.object({
   box_number: z.string(),
   description: z.string().optional(),
   value: DecimalString.optional(),
   currency: CurrencyCode.optional(),
 });
-export type DraftReturnBox = z.infer<typeof DraftReturnBox>;
+export type DraftReturnBoxContract = z.infer<typeof DraftReturnBoxContract>;
 
 /** `GET /api/filing/v1/filings/{id}/draft-return-boxes/`. */
-export const DraftReturnBoxes = z.object({
-  boxes: z.array(DraftReturnBox),
+export const DraftReturnBoxesContract = z.object({
+  boxes: z.array(DraftReturnBoxContract),
   total_vat_due: DecimalString.optional(),
   reporting_period: z.string().optional(),
 });
-export type DraftReturnBoxes = z.infer<typeof DraftReturnBoxes>;
+export type DraftReturnBoxesContract = z.infer<typeof DraftReturnBoxesContract>;
 
 /** Body of `POST /api/filing/v1/filings/{id}/approve/`. */
 export const FilingApproveRequest = z.strictObject({

@@ -3,6 +3,7 @@ import { boot } from '../../runtime/boot.js';
 import { connectApi } from '../../runtime/api.js';
 import { DEV_SECRETS, webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
+import { listenError, startOrStop } from '../../runtime/lifecycle.js';
 import { configuredRedis, resolveRedis } from '../../runtime/redis.js';
 import { removeDaemonFile, writeDaemonFile } from '../../runtime/daemon-file.js';
 import { ensureRegistrations } from '../../runtime/zero-config-vat.js';
@@ -24,26 +25,29 @@ export function registerDaemonCommands(program: Command): void {
     .option('--accept-source-change', 'start although a connector source changed (every record it sends is then a new record)')
     .action(async (options: { acceptSourceChange?: boolean }) => {
       const { config, settings, logger, lifecycle } = boot('start');
-      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      // Development secrets only when no real API is configured: nothing can leak to production.
-      const secrets = webhookSecrets(config, config.usesEmulator);
-      const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
-      for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
-      const metrics = createMetrics();
-      const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall });
-      // The built-in emulator starts empty: give it the registrations the settings name.
-      const registrations = api.emulatorUrl === undefined ? [] : await ensureRegistrations(api.vat, settings.vat, logger);
-      await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
-      const { startServe } = await import('../../runtime/serve.js');
-      const served = await startServe({
-        metrics,
-        config,
-        settings,
-        redisTarget,
-        logger,
-        lifecycle,
-        secrets,
-        ...(api.emulatorUrl === undefined ? {} : { emulatorUrl: api.emulatorUrl }),
+      const { redisTarget, secrets, api, registrations, served } = await startOrStop(lifecycle, 'start', async () => {
+        const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
+        // Development secrets only when no real API is configured: nothing can leak to production.
+        const secrets = webhookSecrets(config, config.usesEmulator);
+        const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
+        for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
+        const metrics = createMetrics();
+        const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift });
+        // The built-in emulator starts empty: give it the registrations the settings name.
+        const registrations = api.emulatorUrl === undefined ? [] : await ensureRegistrations(api.vat, settings.vat, logger);
+        await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
+        const { startServe } = await import('../../runtime/serve.js');
+        const served = await startServe({
+          metrics,
+          config,
+          settings,
+          redisTarget,
+          logger,
+          lifecycle,
+          secrets,
+          ...(api.emulatorUrl === undefined ? {} : { emulatorUrl: api.emulatorUrl }),
+        });
+        return { redisTarget, secrets, api, registrations, served };
       });
       const embeddedRedis = configuredRedis(config) === undefined && typeof redisTarget === 'string';
       const daemonFile =
@@ -95,24 +99,29 @@ export function registerDaemonCommands(program: Command): void {
     .option('--queue <names>', `comma-separated queues (${WORKABLE_QUEUES.join(', ')})`, parseQueues)
     .action(async (options: { queue?: WorkableQueue[] }) => {
       const { config, settings, logger, lifecycle } = boot('work');
-      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
-      const metrics = config.metricsPort === undefined ? undefined : createMetrics();
-      const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall } : {});
-      if (api.emulatorUrl !== undefined) await ensureRegistrations(api.vat, settings.vat, logger);
-      await startWork({
-        config,
-        settings,
-        redisTarget,
-        tax: api.tax,
-        vat: api.vat,
-        logger,
-        lifecycle,
-        ...(metrics ? { metrics } : {}),
-        ...(options.queue ? { queues: options.queue } : {}),
+      await startOrStop(lifecycle, 'work', async () => {
+        const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
+        // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
+        const metrics = config.metricsPort === undefined ? undefined : createMetrics();
+        const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift } : {});
+        if (api.emulatorUrl !== undefined) await ensureRegistrations(api.vat, settings.vat, logger);
+        await startWork({
+          config,
+          settings,
+          redisTarget,
+          tax: api.tax,
+          vat: api.vat,
+          logger,
+          lifecycle,
+          ...(metrics ? { metrics } : {}),
+          ...(options.queue ? { queues: options.queue } : {}),
+        });
+        if (metrics && config.metricsPort !== undefined) {
+          const port = config.metricsPort;
+          await serveMetrics({ metrics, host: config.http.host, port, logger, lifecycle, ...(config.metricsToken ? { token: config.metricsToken } : {}) }).catch((error: unknown) => {
+            throw listenError(error, { host: config.http.host, port, variable: 'TAXSYNC_METRICS_PORT' });
+          });
+        }
       });
-      if (metrics && config.metricsPort !== undefined) {
-        await serveMetrics({ metrics, host: config.http.host, port: config.metricsPort, logger, lifecycle, ...(config.metricsToken ? { token: config.metricsToken } : {}) });
-      }
     });
 }

@@ -3,6 +3,7 @@ import { boot } from '../../runtime/boot.js';
 import { resolveRedis } from '../../runtime/redis.js';
 import { webhookSecrets } from '../../runtime/connectors.js';
 import { guardSources } from '../../runtime/guard.js';
+import { startOrStop } from '../../runtime/lifecycle.js';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -11,10 +12,12 @@ export function registerServeCommand(program: Command): void {
     .option('--accept-source-change', 'start although a connector source changed (every record it sends is then a new record)')
     .action(async (options: { acceptSourceChange?: boolean }) => {
       const { config, settings, logger, lifecycle } = boot('serve');
-      const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
-      const secrets = webhookSecrets(config, false);
-      await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
-      const { startServe } = await import('../../runtime/serve.js');
-      await startServe({ config, settings, redisTarget, logger, lifecycle, secrets });
+      await startOrStop(lifecycle, 'serve', async () => {
+        const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
+        const secrets = webhookSecrets(config, false);
+        await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
+        const { startServe } = await import('../../runtime/serve.js');
+        await startServe({ config, settings, redisTarget, logger, lifecycle, secrets });
+      });
     });
 }

@@ -1,37 +1,63 @@
 import type { Command } from 'commander';
+import { createWaitingIndex, describeAge, type WaitingList, type WaitingRecord } from '../../processors/waiting.js';
 import { boot } from '../../runtime/boot.js';
 import { statusReport, type StatusReport } from '../../runtime/dlq.js';
 import { describeTally, renderTable } from '../../runtime/dlq-filter.js';
 import { openDlq } from '../../runtime/dlq-open.js';
 
+/** Waiting records listed (oldest first); the total counts them all. */
+const WAITING_SHOWN = 100;
+
 function age(seconds: number | null): string {
-  if (seconds === null) return '-';
-  if (seconds < 120) return `${seconds} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  return `${Math.round(seconds / 360) / 10} h`;
+  return seconds === null ? '-' : describeAge(seconds);
 }
 
-function render(report: StatusReport): string {
+const recordName = (r: { kind: string; source: string; external_id: string }) => `${r.kind} ${r.source}/${r.external_id}`;
+
+function waitsFor(w: WaitingRecord): string {
+  return w.waiting_for === null ? w.reason : `${w.waiting_for.what} ${w.waiting_for.record.source}/${w.waiting_for.record.external_id}`;
+}
+
+function renderWaiting(waiting: WaitingList): string[] {
+  if (waiting.total === 0) return ['waiting: none'];
+  const more = waiting.total - waiting.records.length;
+  return [
+    `waiting for what they need: ${waiting.total} (a refund for its original is dead-lettered as REFUND_ORIGINAL_MISSING after TAXSYNC_REFUND_WAIT)`,
+    renderTable(
+      ['RECORD', 'WAITS FOR', 'AGE'],
+      waiting.records.map((w) => [recordName(w.record), waitsFor(w), age(w.age_s)]),
+    ),
+    ...(more > 0 ? [`… and ${more} more`] : []),
+  ];
+}
+
+function render(report: StatusReport & { waiting: WaitingList }): string {
   const rows = Object.entries(report.queues).map(([name, q]) => [name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), age(q.oldest_waiting_age_s)]);
   return [
     renderTable(['QUEUE', 'WAITING', 'ACTIVE', 'DELAYED', 'FAILED', 'OLDEST WAITING'], rows),
     '',
     `dead-letter: ${describeTally(report.dead_letter)}`,
     `VAT ledger: ${report.vat_ledger.unknown} unknown (sent, answer lost; resolved by the next attempt or \`taxsync vat\` reconcile)`,
+    '',
+    ...renderWaiting(report.waiting),
   ].join('\n');
 }
 
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger unknowns')
+    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger unknowns, records waiting for their original')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
       const booted = boot('status', { logToStderr: true });
       try {
         const opened = await openDlq(booted);
         try {
-          const report = await statusReport(opened.deps);
+          const report = {
+            ...(await statusReport(opened.deps)),
+            // From the waiting index (a sorted set the workers keep): no scan of the records.
+            waiting: await createWaitingIndex(opened.redis, opened.deps.keys).list({ limit: WAITING_SHOWN }),
+          };
           process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : `${render(report)}\n`);
         } finally {
           await opened.close();

@@ -50,7 +50,7 @@ function registrationRow(r: Registration): string {
   return [
     r.id,
     (r.taxable_jurisdiction_detail?.iso ?? '?').padEnd(5),
-    r.registration_type.padEnd(14),
+    (r.registration_type ?? '?').padEnd(14),
     (r.status ?? '?').padEnd(8),
     `ej ${r.entity_jurisdiction ?? '?'}`,
     r.number ? `number ${r.number}` : '',

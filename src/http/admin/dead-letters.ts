@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../observability/logger.js';
+import type { WaitingList } from '../../processors/waiting.js';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
 import { discardEntries, entriesById, replayEntries, selectEntries, type DlqDeps, type Selection } from '../../runtime/dlq.js';
 import { describeTally, isEmptyFilter, parseFilter, tally, type DlqFilter } from '../../runtime/dlq-filter.js';
 import type { AdminAuth, Viewer } from './auth.js';
 import { confirmView, discardResultView, entryView, FILTER_FIELDS, listView, replayResultView, type Action, type FilterFields } from './dead-letter-views.js';
+import { waitingView } from './waiting-view.js';
 import { html, page, type Html } from './html.js';
 
 export const PAGE_SIZE = 50;
@@ -15,6 +17,8 @@ export interface DeadLetterRouteDeps {
   dlq: (actor: string) => DlqDeps;
   logger: Logger;
   viewerOf: (request: FastifyRequest) => Viewer;
+  /** The records waiting for what they need, shown above the list. */
+  waiting?: () => Promise<WaitingList>;
 }
 
 function fieldsOf(params: URLSearchParams): FilterFields {
@@ -67,6 +71,16 @@ async function chosen(deps: DlqDeps, params: URLSearchParams): Promise<{ entries
   return { entries: await selectEntries(deps, parsed.filter), missing: [], fields, selection: { filter: parsed.filter } };
 }
 
+/** The waiting section; a failure to read it is said on the page, never a failed page. */
+async function waitingSection(read: () => Promise<WaitingList>, logger: Logger): Promise<Html> {
+  try {
+    return waitingView(await read());
+  } catch (error) {
+    logger.warn({ err: error }, 'waiting records could not be read');
+    return html`<p class="error">The waiting records could not be read just now.</p>`;
+  }
+}
+
 export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLetterRouteDeps): void {
   const send = (request: FastifyRequest, reply: FastifyReply, title: string, body: Html, status = 200) => {
     const viewer = deps.viewerOf(request);
@@ -86,7 +100,8 @@ export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLette
     // One scan gives the page and the tally of the whole selection.
     const all = await selectEntries(deps.dlq(deps.viewerOf(request).actor), parsed.filter);
     const entries = all.slice(offset, offset + PAGE_SIZE);
-    return send(request, reply, 'Dead letters', listView({ fields, entries, total: all.length, offset, limit: PAGE_SIZE, summary: describeTally(tally(all)) }));
+    const list = listView({ fields, entries, total: all.length, offset, limit: PAGE_SIZE, summary: describeTally(tally(all)) });
+    return send(request, reply, 'Dead letters', deps.waiting ? html`${await waitingSection(deps.waiting, deps.logger)}${list}` : list);
   });
 
   scope.get<{ Params: { id: string } }>('/dead-letters/entries/:id', async (request, reply) => {

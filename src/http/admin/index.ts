@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from '../../observability/logger.js';
+import type { WaitingList } from '../../processors/waiting.js';
 import type { RedisClient } from '../../queue/connection.js';
 import type { Keys } from '../../queue/keys.js';
 import type { DlqDeps } from '../../runtime/dlq.js';
@@ -25,6 +26,8 @@ export interface AdminDeps {
   queues: readonly Queue[];
   /** The dead-letter tools, writing the audit log as `actor`. */
   dlq: (actor: string) => DlqDeps;
+  /** The records waiting for what they need (oldest first), shown above the dead letters. */
+  waiting?: () => Promise<WaitingList>;
   clock?: () => Date;
 }
 
@@ -76,7 +79,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps,
           logger.info({ operator: viewer.operator }, 'admin signed out');
           return reply.redirect('/admin/login', 303);
         });
-        registerDeadLetterRoutes(guarded, { auth, dlq: deps.dlq, logger, viewerOf });
+        registerDeadLetterRoutes(guarded, { auth, dlq: deps.dlq, logger, viewerOf, ...(deps.waiting ? { waiting: deps.waiting } : {}) });
         await registerBoard(guarded, deps.queues);
       });
     },

@@ -313,14 +313,24 @@ describe('VAT client', () => {
       expect(del!.headers.authorization).toBe(`Bearer ${ctx.tokens.issued[0]}`);
     });
 
-    it('refuses a response without registration_type, naming the field', async () => {
-      const { registration_type: _t, ...broken } = registration;
-      ctx.api.on(`GET ${REGISTRATIONS_PATH}${REGISTRATION_ID}/`, replyJson(200, broken));
+    it('reads a registration without registration_type (documented as required) as one of unknown type', async () => {
+      const { registration_type: _t, ...without } = registration;
+      ctx.api.on(`GET ${REGISTRATIONS_PATH}${REGISTRATION_ID}/`, replyJson(200, without));
+
+      const read = await ctx.connect().vat.registrations.get(REGISTRATION_ID);
+
+      expect(read.id).toBe(REGISTRATION_ID);
+      expect(read.registration_type).toBeUndefined();
+    });
+
+    it('refuses a registration without an id, naming the field', async () => {
+      const { id: _id, ...without } = registration;
+      ctx.api.on(`GET ${REGISTRATIONS_PATH}${REGISTRATION_ID}/`, replyJson(200, without));
 
       const error = await apiError(ctx.connect().vat.registrations.get(REGISTRATION_ID));
 
       expect(error.code).toBe('API_BAD_RESPONSE');
-      expect(error.message).toContain('registration_type');
+      expect(Object.keys(error.fields ?? {})).toEqual(['id']);
     });
   });
 
