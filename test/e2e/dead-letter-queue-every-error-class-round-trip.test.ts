@@ -301,10 +301,10 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     const listed = async (...filter: string[]) => (await json<{ entries: DeadLetterEntry[] }>(['dlq', 'list', '--limit', '100', ...filter])).entries;
     const subjects = (entries: DeadLetterEntry[]) => entries.map((e) => `${e.error.code} ${e.record?.external_id ?? '-'}`).sort();
     expect(subjects(await listed('--queue', 'ingest'))).toEqual(['INVALID_PAYLOAD -']);
-    expect(subjects(await listed('--queue', 'vat-submissions'))).toEqual(['MAPPING_INVALID VAT-BADNR', 'VAT_DUPLICATE VAT-DUP', 'WAITING_EXPIRED R-ORPHAN']);
+    expect(subjects(await listed('--queue', 'vat-submissions'))).toEqual(['MAPPING_INVALID VAT-BADNR', 'REFUND_ORIGINAL_MISSING R-ORPHAN', 'VAT_DUPLICATE VAT-DUP']);
     expect(subjects(await listed('--code', 'api_server_error'))).toEqual(['API_SERVER_ERROR INV-OUT-1', 'API_SERVER_ERROR INV-OUT-2']);
     expect(subjects(await listed('--source', 'erp'))).toEqual(['INVALID_PAYLOAD -']); // the connector of a kept delivery
-    expect(await listed('--source', 'api')).toHaveLength(16); // every entry with a record
+    expect(await listed('--source', 'api')).toHaveLength(17); // every entry with a record
     expect(subjects(await listed('--external-id', 'c-404'))).toEqual(['API_NOT_FOUND c-404']);
     expect(subjects(await listed('--text', 'MORE THAN THE WHOLE'))).toEqual(['API_INVALID R-422']);
     expect(subjects(await listed('--since', outageFrom.toISOString(), '--until', outageTo.toISOString()))).toEqual([
