@@ -1,4 +1,4 @@
-import { TokenRequestA, TokenRequestB } from '../api/schemas/index.js';
+import { OAuthForm, TokenBody } from './contract/tax-requests.js';
 import { errorAnswer, issuesToFields, ok, type Answer } from './answer.js';
 import { defineEndpoint, type RouteContext } from './routing.js';
 
@@ -15,7 +15,7 @@ export function registerAuthRoutes(ctx: RouteContext): void {
     ctx,
     'auth.token',
     (req): Answer => {
-      const parsed = TokenRequestB.safeParse(req.body);
+      const parsed = TokenBody.safeParse(req.body);
       if (!parsed.success) {
         return errorAnswer(400, 'invalid token request: send JSON {client_id, client_secret}', issuesToFields(parsed.error.issues));
       }
@@ -34,7 +34,7 @@ export function registerAuthRoutes(ctx: RouteContext): void {
       if (body.grant_type !== 'client_credentials') {
         return { status: 400, body: { error: 'unsupported_grant_type', error_description: 'grant_type must be client_credentials' } };
       }
-      const parsed = TokenRequestA.safeParse(body);
+      const parsed = OAuthForm.safeParse(body);
       if (!parsed.success) {
         return { status: 400, body: { error: 'invalid_request', error_description: 'send the form fields grant_type, client_id and client_secret' } };
       }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { FilingStatus } from '../api/schemas/index.js';
+import { FILING_STATUS_VALUES } from './contract/vat-requests.js';
 import { issuesToFields } from './answer.js';
 import { isoNow } from './clock.js';
 import { FaultRule } from './faults.js';
@@ -20,7 +20,7 @@ const ClientBody = z.strictObject({
   permissions: z.array(z.string()).optional(),
 });
 const ClockBody = z.union([z.strictObject({ now: z.iso.datetime({ offset: true }) }), z.strictObject({ advance_ms: z.number().int() })]);
-const StatusBody = z.strictObject({ status: FilingStatus });
+const StatusBody = z.strictObject({ status: z.enum(FILING_STATUS_VALUES) });
 
 function parseOr400<S extends z.ZodType>(schema: S, body: unknown, reply: FastifyReply): z.infer<S> | undefined {
   const parsed = schema.safeParse(body ?? {});

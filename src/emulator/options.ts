@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { SOURCES, type RegistrationType } from '../api/schemas/index.js';
+import { DEFAULT_SOURCES } from './contract/endpoints.js';
+import type { RegistrationKind } from './contract/vat-requests.js';
 import { DEFAULT_CLIENT, type EmulatorClient } from './auth.js';
 import type { FaultRuleInput } from './faults.js';
 import { DEFAULT_TAX_TABLE, type TaxTable } from './tax-engine/tax-table.js';
@@ -22,7 +23,7 @@ export interface EmulatorOptions {
   /** @defaultValue the table in tax-engine/tax-table.ts */
   taxTable?: TaxTable;
   /** Taxable jurisdiction (ISO code) → the registration types it accepts. @defaultValue vat/reference-data.ts */
-  registrationCombinations?: Readonly<Record<string, readonly RegistrationType[]>>;
+  registrationCombinations?: Readonly<Record<string, readonly RegistrationKind[]>>;
   /** Entity names for entity_detail; other entity ids are accepted and named after their id. */
   entities?: readonly { id: string; name: string }[];
   /** VAT rule 2: |vat − net × rate / 100| up to this is a warning, above it an error. @defaultValue "0.05" */
@@ -53,7 +54,7 @@ export function resolveOptions(options: EmulatorOptions = {}): EmulatorSettings 
     clients: options.clients ?? [DEFAULT_CLIENT],
     tokenTtlSeconds: options.tokenTtlSeconds ?? 86_400,
     signingKey: options.signingKey,
-    sources: options.sources ?? SOURCES,
+    sources: options.sources ?? DEFAULT_SOURCES,
     vatModule: options.vatModule ?? 'vat',
     tenantId: options.tenantId ?? DEFAULT_TENANT_ID,
     taxTable: options.taxTable ?? DEFAULT_TAX_TABLE,

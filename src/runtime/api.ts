@@ -1,7 +1,7 @@
 import { createApiClients, type ApiCallObserver, type ApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
-import { DEFAULT_CLIENT } from '../emulator/auth.js';
+import { DEFAULT_CLIENT } from '../emulator/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Lifecycle } from './lifecycle.js';
 

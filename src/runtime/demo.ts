@@ -6,7 +6,7 @@ import { Secret } from '../config/secret.js';
 import type { Settings } from '../config/settings.js';
 import { CONNECTORS } from '../connectors/registry.js';
 import { DECIMAL_PATTERN, Money } from '../domain/money.js';
-import { DEFAULT_CLIENT } from '../emulator/auth.js';
+import { DEFAULT_CLIENT } from '../emulator/index.js';
 import { found } from '../processors/outcome.js';
 import { DEV_SECRETS, sourceOf } from './connectors.js';
 import { buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation } from './demo-samples.js';

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_CLIENT } from '../../emulator/auth.js';
+import { DEFAULT_CLIENT } from '../../emulator/index.js';
 import type { FaultRuleInput } from '../../emulator/index.js';
 import { createLogger } from '../../observability/logger.js';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CustomerRequest, restrictSources, type InlineCustomerRequest } from '../../api/schemas/index.js';
+import { CustomerBody, withSources, type InlineCustomerBody } from '../contract/tax-requests.js';
 import { created, errorAnswer, noContent, ok, type RecordRef } from '../answer.js';
 import { isoNow } from '../clock.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
@@ -9,7 +9,7 @@ import { sourceKey, type Entry } from '../store.js';
 import { notFound, parseTaxBody } from './validation.js';
 
 /** A stored customer: the upsert body plus the service's fields. */
-export type CustomerRecord = CustomerRequest & { id: string; created_at: string; updated_at: string };
+export type CustomerRecord = CustomerBody & { id: string; created_at: string; updated_at: string };
 
 export const customerRef = (source: string, externalId: string, id?: string): RecordRef => ({
   kind: 'customer',
@@ -21,7 +21,7 @@ export const customerRef = (source: string, externalId: string, id?: string): Re
  * Upsert by (source, external_id): a new key gets a new UUID; a repeat replaces the writable fields
  * of the same record (PUT semantics: an omitted field is cleared). A soft-deleted key starts over.
  */
-export function upsertCustomer(state: EmulatorState, body: CustomerRequest, now: string): { entry: Entry<CustomerRecord>; created: boolean } {
+export function upsertCustomer(state: EmulatorState, body: CustomerBody, now: string): { entry: Entry<CustomerRecord>; created: boolean } {
   const key = sourceKey(body.source, body.external_id);
   const existing = state.customers.getByKey(key);
   if (existing !== undefined) {
@@ -33,7 +33,7 @@ export function upsertCustomer(state: EmulatorState, body: CustomerRequest, now:
 }
 
 /** The inline customer of a transaction: created when new, else only the fields it carries change. */
-export function upsertInlineCustomer(state: EmulatorState, inline: InlineCustomerRequest, now: string): Entry<CustomerRecord> {
+export function upsertInlineCustomer(state: EmulatorState, inline: InlineCustomerBody, now: string): Entry<CustomerRecord> {
   const existing = state.customers.getByKey(sourceKey(inline.source, inline.external_id));
   if (existing === undefined) return upsertCustomer(state, inline, now).entry;
   existing.value = { ...existing.value, ...inline, updated_at: now };
@@ -42,7 +42,7 @@ export function upsertInlineCustomer(state: EmulatorState, inline: InlineCustome
 
 export function registerCustomerRoutes(ctx: RouteContext): void {
   const { state, clock } = ctx;
-  const schema = restrictSources(CustomerRequest, ctx.settings.sources);
+  const schema = withSources(CustomerBody, ctx.settings.sources);
   const byId = (id: string | undefined) => (id === undefined ? undefined : state.customers.get(id));
   const byKey = (p: Record<string, string>) => state.customers.getByKey(sourceKey(p.source ?? '', p.external_id ?? ''));
   const refOf = (e: Entry<CustomerRecord> | undefined) => (e === undefined ? undefined : customerRef(e.value.source, e.value.external_id, e.id));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ExemptionRequest, type ExemptionStatus, type ExemptionType } from '../../api/schemas/index.js';
+import { ExemptionBody as ExemptionRequest, type ExemptionBody, type ExemptionKind as ExemptionType, type ExemptionState as ExemptionStatus } from '../contract/tax-requests.js';
 import { created, errorAnswer, noContent, ok, type RecordRef } from '../answer.js';
 import { isoNow } from '../clock.js';
 import { cursorPage, parsePageQuery } from '../paging.js';
@@ -72,7 +72,7 @@ export function registerExemptionRoutes(ctx: RouteContext): void {
     }
     return parsed;
   };
-  const record = (value: ExemptionRequest, id: string, createdAt: string, now: string): ExemptionRecord => ({
+  const record = (value: ExemptionBody, id: string, createdAt: string, now: string): ExemptionRecord => ({
     id,
     customer_id: value.customer_id,
     country: value.country,

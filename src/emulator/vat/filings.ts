@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { FilingApproveRequest, FilingCreateRequest, type FilingStatus } from '../../api/schemas/index.js';
-import { Money, formatMoney, type Decimal } from '../../domain/money.js';
+import { fixed, ZERO, type Dec } from '../contract/decimal.js';
+import { ApproveBody as FilingApproveRequest, FilingBody as FilingCreateRequest, type FilingState as FilingStatus } from '../contract/vat-requests.js';
 import { detailAnswer, ok, parseDetailBody, type RecordRef } from '../answer.js';
 import { isoNow } from '../clock.js';
 import { defineEndpoint, type EmuRequest, type RouteContext } from '../routing.js';
@@ -58,7 +58,7 @@ export function computeBoxes(
   currency: string,
 ): { boxes: DraftBox[]; total_vat_due: string; total_net: string } {
   const types = new Map(VAT_TRANSACTION_TYPES.map((t) => [t.id, t]));
-  const zero = new Money(0);
+  const zero = ZERO;
   let outputVat = zero;
   let reverseVat = zero;
   let salesNet = zero;
@@ -78,7 +78,7 @@ export function computeBoxes(
   }
   const due = outputVat.plus(reverseVat);
   const payable = due.minus(reverseVat);
-  const box = (n: number, description: string, value: Decimal): DraftBox => ({ box_number: String(n), description, value: formatMoney(value, 2), currency });
+  const box = (n: number, description: string, value: Dec): DraftBox => ({ box_number: String(n), description, value: fixed(value, 2), currency });
   return {
     boxes: [
       box(1, 'Output VAT on sales', outputVat),
@@ -91,8 +91,8 @@ export function computeBoxes(
       box(8, 'Intra-EU supplies, net', intraEuNet),
       { box_number: '9', description: 'Number of transactions', value: String(transactions.length), currency },
     ],
-    total_vat_due: formatMoney(payable, 2),
-    total_net: formatMoney(salesNet, 2),
+    total_vat_due: fixed(payable, 2),
+    total_net: fixed(salesNet, 2),
   };
 }
 

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { Id as Uuid } from '../contract/primitives.js';
 import {
-  REGISTRATION_ORDER_FIELDS,
-  RegistrationCreateRequest,
-  RegistrationPatchRequest,
-  Uuid,
-  type EntityResponsibleForPayment,
-  type FiscalRepresentativeType,
-  type RegistrationStatus,
-  type RegistrationType,
-} from '../../api/schemas/index.js';
+  ORDER_BY_VALUES as REGISTRATION_ORDER_FIELDS,
+  RegistrationBody as RegistrationCreateRequest,
+  type RegistrationBody,
+  RegistrationPatchBody as RegistrationPatchRequest,
+  type FiscalRepresentative as FiscalRepresentativeType,
+  type PaymentResponsible as EntityResponsibleForPayment,
+  type RegistrationKind as RegistrationType,
+  type RegistrationState as RegistrationStatus,
+} from '../contract/vat-requests.js';
 import { detailAnswer, issuesToFields, noContent, ok, parseDetailBody, summariseFields, type Answer, type RecordRef } from '../answer.js';
 import { hasPermission, scopedEntities, type RegistrationPermission, type TokenClaims } from '../auth.js';
 import { isoNow, today } from '../clock.js';
@@ -136,7 +137,7 @@ export function registerRegistrationRoutes(ctx: RouteContext): void {
     const parsed = parseDetailBody(partial ? RegistrationPatchRequest : RegistrationCreateRequest, req.body);
     if (!parsed.ok) return parsed.answer;
     const current = found.entry.value;
-    const base: RegistrationCreateRequest = partial ? { ...requestOf(current), ...parsed.value } : (parsed.value as RegistrationCreateRequest);
+    const base: RegistrationBody = partial ? { ...requestOf(current), ...parsed.value } : (parsed.value as RegistrationBody);
     if (base.entity !== current.entity && !hasPermission(req.claims as TokenClaims, 'REGISTRATION_EDIT', base.entity)) {
       return forbidden('REGISTRATION_EDIT', base.entity);
     }
@@ -156,7 +157,7 @@ export function registerRegistrationRoutes(ctx: RouteContext): void {
   }, withId);
 
   function build(
-    body: RegistrationCreateRequest,
+    body: RegistrationBody,
     id: string,
     createdAt: string,
     now: string,
@@ -307,7 +308,7 @@ function sortRegistrations(rows: Entry<RegistrationRecord>[], orderBy: string, e
   });
 }
 
-function requestOf(r: RegistrationRecord): RegistrationCreateRequest {
+function requestOf(r: RegistrationRecord): RegistrationBody {
   const optional = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
   return {
     taxable_jurisdiction: r.taxable_jurisdiction,

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { VatTransactionRequest } from '../../api/schemas/index.js';
-import type { FieldErrors } from '../../domain/errors.js';
+import type { FieldErrors } from '../contract/primitives.js';
 import { errorAnswer, mergeFields, ok, type RecordRef } from '../answer.js';
 import { isoNow, today } from '../clock.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { VAT_TRANSACTION_TYPES } from './reference-data.js';
+import type { VatSubmission } from './rules.js';
 import { validateVatSubmission } from './validation.js';
 
 /** A stored VAT transaction: the request (strings trimmed) plus the service's fields. */
-export type VatTransactionRecord = VatTransactionRequest & {
+export type VatTransactionRecord = VatSubmission & {
   id: string;
   validity_status: 'valid' | 'warning';
   compliance_status: 'valid' | 'warning';
