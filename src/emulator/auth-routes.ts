@@ -1,6 +1,7 @@
 import { OAuthForm, TokenBody } from './contract/tax-requests.js';
 import { errorAnswer, issuesToFields, ok, type Answer } from './answer.js';
 import { defineEndpoint, type RouteContext } from './routing.js';
+import { varyToken } from './variety/tax.js';
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
@@ -9,7 +10,8 @@ const NO_STORE = { 'cache-control': 'no-store' };
  * `{client_id, client_secret}` (docs/decisions.md), variant A the OAuth form. Both answer a JWT.
  */
 export function registerAuthRoutes(ctx: RouteContext): void {
-  const { authority } = ctx;
+  const { authority, variety } = ctx;
+  const vary = (token: object, clientId: string) => varyToken(token, variety.dice(`token:${clientId}`));
 
   defineEndpoint(
     ctx,
@@ -21,7 +23,7 @@ export function registerAuthRoutes(ctx: RouteContext): void {
       }
       const token = authority.issue(parsed.data.client_id, parsed.data.client_secret);
       if (token === undefined) return errorAnswer(401, 'invalid client credentials');
-      return { ...ok(token), headers: NO_STORE };
+      return { ...ok(vary(token, parsed.data.client_id)), headers: NO_STORE };
     },
     { auth: false },
   );
@@ -41,7 +43,7 @@ export function registerAuthRoutes(ctx: RouteContext): void {
       const token = authority.issue(parsed.data.client_id, parsed.data.client_secret);
       if (token === undefined) return { status: 401, body: { error: 'invalid_client', error_description: 'invalid client credentials' } };
       const { expire_at: _expireAt, ...variantA } = token;
-      return { status: 200, body: variantA, headers: NO_STORE };
+      return { status: 200, body: vary(variantA, parsed.data.client_id), headers: NO_STORE };
     },
     { auth: false },
   );

@@ -4,6 +4,7 @@ import type { Authority, TokenClaims } from './auth.js';
 import type { EmulatorClock } from './clock.js';
 import type { EmulatorSettings } from './options.js';
 import type { EmulatorState } from './state.js';
+import type { Variety } from './variety/dice.js';
 
 /** What a route handler sees of a request: parsed, framework-free. */
 export interface EmuRequest {
@@ -36,6 +37,7 @@ export interface RouteContext {
   settings: EmulatorSettings;
   clock: EmulatorClock;
   authority: Authority;
+  variety: Variety;
 }
 
 /** The fastify path of an endpoint of the table: `{id}` → `:id`, `{module}` → the VAT module. */

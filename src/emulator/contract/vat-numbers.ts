@@ -23,7 +23,8 @@ const FORMATS: Readonly<Record<string, NationalFormat>> = {
   DE: format('DE', d(9), 'DE999999999'),
   DK: format('DK', d(8), 'DK99999999'),
   EE: format('EE', d(9), 'EE999999999'),
-  ES: format('ES', `[0-9A-Z]${d(7)}[0-9A-Z]`, 'ESX9999999X'),
+  // First and last may each be a letter or a digit, but not both digits.
+  ES: format('ES', `[A-Z]${d(7)}[0-9A-Z]|${d(8)}[A-Z]`, 'ESX9999999X'),
   FI: format('FI', d(8), 'FI99999999'),
   FR: format('FR', `[0-9A-HJ-NP-Z]{2}${d(9)}`, 'FRXX999999999'),
   GR: format('EL', d(9), 'EL999999999'),

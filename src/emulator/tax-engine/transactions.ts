@@ -9,9 +9,10 @@ import { cursorPage, parsePageQuery } from '../paging.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { sourceKey, type Entry } from '../store.js';
 import { calculate, type ExemptionEffect } from './calculate.js';
-import { keyFromBody, rejectPathUpserts, upsertInlineCustomer, type CustomerRecord } from './customers.js';
+import { customerVarietyKey, keyFromBody, rejectPathUpserts, upsertInlineCustomer, type CustomerRecord } from './customers.js';
 import { customerExemption, exemptionApplies, type ExemptionScope } from './exemptions.js';
 import { geocode, type MatchedAddress, type TaxLocation } from './geocode.js';
+import { varyPage, varyTransaction } from '../variety/tax.js';
 import { notFound, parseTaxBody } from './validation.js';
 
 /** A stored transaction: what GET answers, computed when it was upserted. */
@@ -53,8 +54,15 @@ type Resolved =
     };
 
 export function registerTransactionRoutes(ctx: RouteContext): void {
-  const { state, clock, settings } = ctx;
+  const { state, clock, settings, variety } = ctx;
   const schema = withSources(TransactionBody, settings.sources);
+  const render = (t: TransactionRecord) => {
+    const customerId = (t.customer_details as { customer_id?: string } | undefined)?.customer_id;
+    const customer = customerId === undefined ? undefined : state.customers.getAny(customerId)?.value;
+    return varyTransaction(t, variety.dice(`transaction:${sourceKey(t.source, t.external_id)}`), {
+      ...(customer === undefined ? {} : { customerDice: variety.dice(customerVarietyKey(customer)), customerType: customer.customer_type }),
+    });
+  };
   const byId = (id: string | undefined) => (id === undefined ? undefined : state.transactions.get(id));
   const byKey = (p: Record<string, string>) => state.transactions.getByKey(sourceKey(p.source ?? '', p.external_id ?? ''));
   const refOf = (e: Entry<TransactionRecord> | undefined) => (e === undefined ? undefined : transactionRef(e.value.source, e.value.external_id, e.id));
@@ -63,7 +71,7 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
   defineEndpoint(ctx, 'transactions.list', (req) => {
     const query = parsePageQuery(req.query);
     if (!query.ok) return errorAnswer(400, 'invalid list query', query.fields);
-    return ok(cursorPage(state.transactions.live(), query.query, (t) => t));
+    return ok(varyPage(cursorPage(state.transactions.live(), query.query, render), variety.dice('list:transactions'), '/v1/transactions/'));
   });
 
   defineEndpoint(ctx, 'transactions.upsert', (req) => upsertTransaction(req.body), {
@@ -72,12 +80,12 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
 
   defineEndpoint(ctx, 'transactions.get', (req) => {
     const entry = byId(req.params.id);
-    return entry ? ok(entry.value) : notFound(`transaction ${req.params.id}`);
+    return entry ? ok(render(entry.value)) : notFound(`transaction ${req.params.id}`);
   }, { record: (req) => refOf(byId(req.params.id)) });
 
   defineEndpoint(ctx, 'transactions.getByKey', (req) => {
     const entry = byKey(req.params);
-    return entry ? ok(entry.value) : keyNotFound(req.params);
+    return entry ? ok(render(entry.value)) : keyNotFound(req.params);
   }, { record: (req) => transactionRef(req.params.source ?? '', req.params.external_id ?? '') });
 
   defineEndpoint(ctx, 'transactions.delete', (req) => {
@@ -163,10 +171,10 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
     };
     if (existing !== undefined) {
       existing.value = record;
-      return { ...ok(record), record: transactionRef(tx.source, tx.external_id, id) };
+      return { ...ok(render(record)), record: transactionRef(tx.source, tx.external_id, id) };
     }
     state.transactions.insert(id, record, key);
-    return { ...created(record), record: transactionRef(tx.source, tx.external_id, id) };
+    return { ...created(render(record)), record: transactionRef(tx.source, tx.external_id, id) };
   }
 
   function semanticProblems(tx: TransactionBody): FieldErrors {

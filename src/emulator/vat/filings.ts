@@ -7,10 +7,12 @@ import { defineEndpoint, type EmuRequest, type RouteContext } from '../routing.j
 import type { EmulatorState } from '../state.js';
 import { JURISDICTIONS, VAT_TRANSACTION_TYPES } from './reference-data.js';
 import type { VatTransactionRecord } from './transactions.js';
+import { varyBoxes, varyFiling, varyFilingFile } from '../variety/vat.js';
 
 export interface FilingFileRecord {
   id: string;
-  file_type: 'vat_return' | 'submission_receipt' | 'acknowledgment';
+  /** `audit_trail` is a file type added later than the document: listed only when the filing's variety says so. */
+  file_type: 'vat_return' | 'submission_receipt' | 'acknowledgment' | 'audit_trail';
   filename: string;
   created_at: string;
 }
@@ -108,13 +110,16 @@ export function dueDate(periodEnd: string): string {
 }
 
 export function registerFilingRoutes(ctx: RouteContext): void {
-  const { state, clock } = ctx;
+  const { state, clock, variety } = ctx;
   const notFound = () => detailAnswer(404, 'Not found.');
+  // Filings have no key of their own: their draws follow the order they were created in.
+  const diceOf = (f: FilingRecord) => variety.dice(`filing#${state.filings.getAny(f.id)?.seq ?? f.id}`);
   const withId = { record: (req: EmuRequest) => (req.params.id === undefined ? undefined : filingRef(req.params.id)) };
   const find = (req: EmuRequest) => state.filings.get(req.params.id ?? '')?.value;
 
   const current = (f: FilingRecord) => f.frozen ?? computeBoxes(periodTransactions(state, f), f.currency);
-  const render = (f: FilingRecord) => {
+  const render = (f: FilingRecord) => varyFiling(canonical(f), diceOf(f));
+  const canonical = (f: FilingRecord) => {
     const { boxes: _boxes, ...totals } = current(f);
     return {
       id: f.id,
@@ -163,7 +168,10 @@ export function registerFilingRoutes(ctx: RouteContext): void {
       filing_reference: null,
       created_at: now,
       updated_at: now,
-      files: [{ id: randomUUID(), file_type: 'vat_return', filename: `vat-return-${body.reporting_period_start}-${body.reporting_period_end}.json`, created_at: now }],
+      files: [
+        { id: randomUUID(), file_type: 'vat_return', filename: `vat-return-${body.reporting_period_start}-${body.reporting_period_end}.json`, created_at: now },
+        { id: randomUUID(), file_type: 'audit_trail', filename: `audit-trail-${body.reporting_period_start}-${body.reporting_period_end}.pdf`, created_at: now },
+      ],
     };
     state.filings.insert(id, filing);
     return { status: 201, body: render(filing), record: filingRef(id) };
@@ -177,8 +185,11 @@ export function registerFilingRoutes(ctx: RouteContext): void {
   defineEndpoint(ctx, 'filings.files', (req) => {
     const filing = find(req);
     if (!filing) return notFound();
+    const dice = diceOf(filing);
     return ok({
-      results: filing.files.map((f) => ({ ...f, download_url: `${req.origin}/api/filing/v1/filings/${filing.id}/files/${f.id}/download/` })),
+      results: filing.files
+        .filter((f) => f.file_type !== 'audit_trail' || dice.on('enums'))
+        .map((f) => varyFilingFile({ ...f, download_url: `${req.origin}/api/filing/v1/filings/${filing.id}/files/${f.id}/download/` }, dice)),
     });
   }, withId);
 
@@ -191,7 +202,7 @@ export function registerFilingRoutes(ctx: RouteContext): void {
       const filing = find(req);
       const file = filing?.files.find((f) => f.id === req.params.file_id);
       if (!filing || !file) return notFound();
-      return ok({ file: file.filename, filing: render(filing), boxes: current(filing).boxes });
+      return ok({ file: file.filename, filing: canonical(filing), boxes: current(filing).boxes });
     },
   });
 
@@ -199,7 +210,7 @@ export function registerFilingRoutes(ctx: RouteContext): void {
     const filing = find(req);
     if (!filing) return notFound();
     const { boxes, total_vat_due } = current(filing);
-    return ok({ boxes, total_vat_due, reporting_period: `${filing.reporting_period_start}/${filing.reporting_period_end}` });
+    return ok(varyBoxes({ boxes, total_vat_due, reporting_period: `${filing.reporting_period_start}/${filing.reporting_period_end}` }, diceOf(filing)));
   }, withId);
 
   defineEndpoint(ctx, 'filings.approve', (req) => {

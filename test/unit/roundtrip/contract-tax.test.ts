@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { hasCode } from '../../../src/domain/errors.js';
-import { NYC, keysOf, rejectionOf, useEmulator } from './helpers.js';
+import { NYC, keysOf, rejectionOf, useEmulatorClients } from '../../helpers/emulator-clients.js';
 
 // The real clients of src/api against the emulator, endpoint by endpoint of tax-calculation-api.md.
 
 describe('tax engine contract: tokens', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('variant B issues a JWT with expires_in and expire_at, and verify returns its claims', async () => {
     const claims = await ctx.clients.tax.verify();
@@ -29,7 +29,7 @@ describe('tax engine contract: tokens', () => {
 });
 
 describe('tax engine contract: variant A token endpoint', () => {
-  const ctx = useEmulator({ variantA: true, tokenTtlSeconds: 120 });
+  const ctx = useEmulatorClients({ variantA: true, tokenTtlSeconds: 120 });
 
   it('serves the form-encoded /oauth/token and the token works on every API', async () => {
     const claims = await ctx.clients.tax.verify();
@@ -53,7 +53,7 @@ describe('tax engine contract: variant A token endpoint', () => {
 });
 
 describe('tax engine contract: customers', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('upserts by (source, external_id): a repeat updates the same record, another source makes a new one', async () => {
     const { customers } = ctx.clients.tax;
@@ -112,7 +112,7 @@ describe('tax engine contract: customers', () => {
 });
 
 describe('tax engine contract: exemptions', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('creates, reads, updates, lists and soft-deletes', async () => {
     const { exemptions, customers } = ctx.clients.tax;
@@ -155,7 +155,7 @@ describe('tax engine contract: exemptions', () => {
 });
 
 describe('tax engine contract: transactions', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('upserts with tax computed, reads by id and key, lists and soft-deletes by id and key', async () => {
     const { transactions } = ctx.clients.tax;

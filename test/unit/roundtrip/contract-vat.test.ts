@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createApiClients } from '../../../src/api/index.js';
 import { Secret } from '../../../src/config/secret.js';
 import { hasCode } from '../../../src/domain/errors.js';
-import { ENTITY, keysOf, rejectionOf, useEmulator, vatBody } from './helpers.js';
+import { ENTITY, keysOf, rejectionOf, useEmulatorClients, vatBody } from '../../helpers/emulator-clients.js';
 
 // The real clients of src/api against the emulator, endpoint by endpoint of vat-compliance-api.md.
 
 describe('VAT contract: transactions and types', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   async function entityJurisdiction(): Promise<string> {
     const reg = await ctx.clients.vat.registrations.create({ taxable_jurisdiction: 'DE', entity: ENTITY, date_of_registration: '2024-01-01' });
@@ -52,7 +52,7 @@ describe('VAT contract: transactions and types', () => {
 });
 
 describe('VAT contract: registrations', () => {
-  const ctx = useEmulator({ registrationPageSize: 2 });
+  const ctx = useEmulatorClients({ registrationPageSize: 2 });
 
   it('creates, reads, updates, patches, lists (following next links) and deletes', async () => {
     const { registrations } = ctx.clients.vat;
@@ -109,7 +109,7 @@ describe('VAT contract: registrations', () => {
 });
 
 describe('VAT contract: filings', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('creates a filing whose draft boxes come from the submitted transactions, lists its files and approves it', async () => {
     const { vat } = ctx.clients;
