@@ -1,3 +1,4 @@
+import { Decimal } from 'decimal.js';
 import { afterEach, beforeEach } from 'vitest';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { Secret } from '../../src/config/secret.js';
@@ -41,3 +42,10 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<TaxsyncErr
 }
 
 export { B2B_SALES, ENTITY, LA, NYC, keysOf, pluck, vatBody } from '../unit/emulator/helpers.js';
+
+/** An amount by its value, whatever scale the answer wrote it with: "18.640000" and "18.64" are "18.64". */
+export function amount(text: string | null | undefined): string | undefined {
+  if (text === null || text === undefined) return undefined;
+  const value = new Decimal(text).toFixed();
+  return value === '-0' ? '0' : value;
+}
