@@ -1,6 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_CLIENT } from '../../emulator/index.js';
-import type { FaultRuleInput } from '../../emulator/index.js';
+import { DEFAULT_CLIENT, VARIETY_MODES, type FaultRuleInput, type VarietyMode } from '../../emulator/index.js';
 import { createLogger } from '../../observability/logger.js';
 
 interface EmulatorFlags {
@@ -12,6 +11,7 @@ interface EmulatorFlags {
   clientSecret?: string;
   vatModule?: string;
   sources?: string[];
+  variety: VarietyMode;
   seed: number;
   errorRate?: number;
   errorStatus: 500 | 503;
@@ -40,7 +40,7 @@ const status = (value: string) => {
 };
 
 /** The fault rules the flags describe, one per kind and route. */
-export function faultsFromFlags(flags: Omit<EmulatorFlags, 'port' | 'host' | 'tokenTtl' | 'seed'>): FaultRuleInput[] {
+export function faultsFromFlags(flags: Omit<EmulatorFlags, 'port' | 'host' | 'tokenTtl' | 'seed' | 'variety'>): FaultRuleInput[] {
   const rules: FaultRuleInput[] = [];
   for (const route of flags.faultRoutes) {
     if (flags.errorRate) rules.push({ kind: 'error', route, rate: flags.errorRate, status: flags.errorStatus });
@@ -50,6 +50,11 @@ export function faultsFromFlags(flags: Omit<EmulatorFlags, 'port' | 'host' | 'to
     if (flags.expireTokenRate) rules.push({ kind: 'expire_token', route, rate: flags.expireTokenRate });
   }
   return rules;
+}
+
+function varietyMode(value: string): VarietyMode {
+  if (!(VARIETY_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${VARIETY_MODES.join(', ')}`);
+  return value as VarietyMode;
 }
 
 export function registerEmulatorCommand(program: Command): void {
@@ -64,6 +69,7 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--client-secret <secret>', 'accepted client secret (default: the built-in development secret)')
     .option('--vat-module <m>', 'module segment of the VAT paths', 'vat')
     .option('--sources <list>', 'accepted source values, comma-separated (default: api and the nine assumed platforms)', list)
+    .option('--variety <mode>', 'answers: varied (as a real service\'s, drawn per record), strict (canonical) or max (every variation)', varietyMode, 'varied')
     .option('--seed <n>', 'seed of the fault randomness', numberIn(0, 2 ** 32 - 1, true), 1)
     .option('--error-rate <r>', 'answer this share of requests with --error-status (0..1)', rate)
     .option('--error-status <s>', 'status of injected errors: 500 or 503', status, 500)
@@ -92,6 +98,7 @@ export function registerEmulatorCommand(program: Command): void {
         vatModule: flags.vatModule,
         ...(flags.sources === undefined ? {} : { sources: flags.sources }),
         seed: flags.seed,
+        variety: flags.variety,
         faults,
         ...(flags.log ? { logger: createLogger({ level: 'info', base: { component: 'emulator' } }) } : {}),
       });
@@ -109,6 +116,7 @@ export function registerEmulatorCommand(program: Command): void {
           `  client id ${client.clientId} (${custom ? 'secret as given' : 'the built-in development credentials, see docs/emulator.md'})\n`,
         );
         process.stdout.write(`  control API ${info.control ?? 'off (start with --control)'}\n`);
+        process.stdout.write(`  variety ${flags.variety} (docs/emulator.md, "Variety")\n`);
         if (faults.length > 0) process.stdout.write(`  faults (seed ${flags.seed}): ${faults.map((f) => `${f.kind}@${f.route}`).join(', ')}\n`);
       }
       const stop = () => {

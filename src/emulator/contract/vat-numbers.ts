@@ -48,6 +48,12 @@ const FORMATS: Readonly<Record<string, NationalFormat>> = {
   NO: format('NO', `${d(9)}(?:MVA)?`, 'NO999999999MVA'),
 };
 
+/** A number of the country's format, for messages and tests. */
+export const vatNumberSample = (country: string): string | undefined => FORMATS[country]?.sample;
+
+/** Countries whose numbers rule 4 checks. */
+export const VAT_NUMBER_COUNTRIES: readonly string[] = Object.keys(FORMATS);
+
 /** The finding of rule 4 for `number` of a partner in `country`; undefined when it fits or is not checked. */
 export function vatNumberFinding(number: string, country: string): string | undefined {
   const own = FORMATS[country];

@@ -104,7 +104,8 @@ export function varyTransaction(canonical: object, dice: Dice, context: Transact
     for (const kind of ['billing', 'shipping', 'shipping_from', 'supplier']) if (kind in addresses) addresses[kind] = varyAddress(addresses[kind], dice);
     const shipping = addresses.shipping;
     if (isObject(shipping) && isObject(shipping.matched_address)) {
-      if (dice.on('omissions')) delete shipping.matched_address;
+      // Geocoding may not have run; `max` keeps the result so its own variations show.
+      if (dice.on('omissions') && dice.pick('matched_address', ['omit', 'keep'] as const) === 'omit') delete shipping.matched_address;
       else shipping.matched_address = varyMatchedAddress(shipping.matched_address, dice);
     }
   }
