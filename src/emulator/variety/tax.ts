@@ -56,7 +56,8 @@ function varyBreakdown(breakdown: unknown, dice: Dice, path: string): void {
   for (const [level, entry] of Object.entries(breakdown)) {
     if (!isObject(entry)) continue;
     decimalsFor(entry, BREAKDOWN_DECIMALS, dice, `${path}.${level}`);
-    extrasFor(entry, { jurisdiction_code: `${level.toUpperCase()}-${String(entry.jurisdiction_name ?? level).replace(/\W+/g, '_').toUpperCase()}`, reporting_code: null }, dice);
+    const name = typeof entry.jurisdiction_name === 'string' ? entry.jurisdiction_name : level;
+    extrasFor(entry, { jurisdiction_code: `${level.toUpperCase()}-${name.replace(/\W+/g, '_').toUpperCase()}`, reporting_code: null }, dice);
   }
 }
 

@@ -40,7 +40,7 @@ export function useEmulator(options: EmulatorOptions = {}): EmulatorTestContext 
     cachedToken = res.body.access_token as string;
     return cachedToken;
   };
-  ctx.http = (method, path, opts = {}) => rawHttp(ctx.emulator.url, method, path, opts.token === undefined ? ctx.token : async () => opts.token ?? null, opts);
+  ctx.http = (method, path, opts = {}) => rawHttp(ctx.emulator.url, method, path, opts.token === undefined ? () => ctx.token() : async () => opts.token ?? null, opts);
   return ctx;
 }
 
