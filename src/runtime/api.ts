@@ -1,7 +1,6 @@
 import { createApiClients, type ApiCallObserver, type ApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
-import { DEFAULT_CLIENT } from '../emulator/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -24,7 +23,7 @@ export async function connectApi(
   };
   if (config.taxApi.url === undefined) {
     // Loaded only here: a process sending to a configured API never loads the emulator.
-    const { startEmulator } = await import('../emulator/index.js');
+    const { startEmulator, DEFAULT_CLIENT } = await import('../emulator/index.js');
     const emulator = await startEmulator({ port: 0, host: '127.0.0.1' });
     lifecycle.onShutdown('emulator', () => emulator.close());
     logger.warn({ url: emulator.url }, `TAX_API_URL is not set: sending to the built-in emulator at ${emulator.url}`);

@@ -6,7 +6,6 @@ import { Secret } from '../config/secret.js';
 import type { Settings } from '../config/settings.js';
 import { CONNECTORS } from '../connectors/registry.js';
 import { DECIMAL_PATTERN, Money } from '../domain/money.js';
-import { DEFAULT_CLIENT } from '../emulator/index.js';
 import { found } from '../processors/outcome.js';
 import { DEV_SECRETS, sourceOf } from './connectors.js';
 import { buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation } from './demo-samples.js';
@@ -232,6 +231,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const clock = options.clock ?? (() => new Date());
   const daemon = options.url.replace(/\/+$/, '');
   const emulator = await emulatorOf(daemon);
+  // Loaded here, not at the top: only the demo needs the emulator's development credentials.
+  const { DEFAULT_CLIENT } = await import('../emulator/index.js');
   const api = createApiClients({ taxUrl: emulator, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
   try {
     // Reach the emulator before sending anything: a daemon on another machine reports a loopback URL.
