@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_CLIENT, VARIETY_MODES, type FaultRuleInput, type VarietyMode } from '../../emulator/index.js';
+// Types only: the emulator is loaded when the command runs, not with every other command.
+import type { FaultRuleInput, VarietyMode } from '../../emulator/index.js';
 import { createLogger } from '../../observability/logger.js';
 
 interface EmulatorFlags {
@@ -52,6 +53,8 @@ export function faultsFromFlags(flags: Omit<EmulatorFlags, 'port' | 'host' | 'to
   return rules;
 }
 
+const VARIETY_MODES = ['varied', 'strict', 'max'] as const satisfies readonly VarietyMode[];
+
 function varietyMode(value: string): VarietyMode {
   if (!(VARIETY_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${VARIETY_MODES.join(', ')}`);
   return value as VarietyMode;
@@ -65,7 +68,7 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--control', 'serve the control API under /__emulator/ (request log, faults, reset)')
     .option('--token-ttl <s>', 'token lifetime in seconds', numberIn(1, 31_536_000, true), 86_400)
-    .option('--client-id <id>', `accepted client id (default ${DEFAULT_CLIENT.clientId})`)
+    .option('--client-id <id>', 'accepted client id (default: the built-in development client, taxsync-dev)')
     .option('--client-secret <secret>', 'accepted client secret (default: the built-in development secret)')
     .option('--vat-module <m>', 'module segment of the VAT paths', 'vat')
     .option('--sources <list>', 'accepted source values, comma-separated (default: api and the nine assumed platforms)', list)
@@ -82,13 +85,13 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--log', 'log every request (JSON lines on stdout)')
     .option('--json', 'print the start line as JSON')
     .action(async (flags: EmulatorFlags) => {
+      const { startEmulator, DEFAULT_CLIENT } = await import('../../emulator/index.js');
       const custom = flags.clientId !== undefined || flags.clientSecret !== undefined;
       const client = {
         clientId: flags.clientId ?? DEFAULT_CLIENT.clientId,
         clientSecret: flags.clientSecret ?? DEFAULT_CLIENT.clientSecret,
       };
       const faults = faultsFromFlags(flags);
-      const { startEmulator } = await import('../../emulator/index.js');
       const emulator = await startEmulator({
         port: flags.port,
         host: flags.host,
