@@ -17,6 +17,28 @@ const IMPURE_MODULES = {
   ],
 };
 
+// The emulator is a second, independent reading of the two service documents: it may not borrow
+// the client's schemas, the mapping's validation or the domain's reference data, or a misreading
+// would be shared and invisible on both sides (docs/emulator.md, "Independence").
+const EMULATOR_FORBIDDEN = ['api', 'mapping', 'connectors', 'domain', 'queue', 'processors', 'config', 'http', 'runtime', 'cli', 'observability'];
+const EMULATOR_INDEPENDENT = {
+  patterns: [
+    {
+      group: EMULATOR_FORBIDDEN.flatMap((dir) => [`../${dir}`, `../${dir}/**`, `../../${dir}`, `../../${dir}/**`, `../../../${dir}/**`, `**/src/${dir}/**`]),
+      message: 'src/emulator is an independent reading of the specs: write it again from /work/shared/spec, do not import taxsync code.',
+    },
+  ],
+};
+// Outside the emulator (and the CLI/runtime that start it), only its public entry may be imported.
+const EMULATOR_INTERNALS = {
+  patterns: [
+    {
+      group: ['**/emulator/**', '!**/emulator/index.js'],
+      message: 'Import the emulator only through src/emulator/index.ts.',
+    },
+  ],
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.taxsync/**'] },
   js.configs.recommended,
@@ -34,8 +56,18 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts'],
+    ignores: ['src/emulator/**'],
+    rules: { 'no-restricted-imports': ['error', EMULATOR_INTERNALS] },
+  },
+  {
+    // Options of one rule replace each other: the pure layers get both lists.
     files: PURE_FILES,
-    rules: { 'no-restricted-imports': ['error', IMPURE_MODULES] },
+    rules: { 'no-restricted-imports': ['error', { ...IMPURE_MODULES, patterns: [...IMPURE_MODULES.patterns, ...EMULATOR_INTERNALS.patterns] }] },
+  },
+  {
+    files: ['src/emulator/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', EMULATOR_INDEPENDENT] },
   },
   {
     // Money never becomes a number: forbid parseFloat/Number() on amounts in pure layers.

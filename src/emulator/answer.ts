@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { FieldErrors } from '../domain/errors.js';
+import type { FieldErrors } from './contract/primitives.js';
 
 /**
  * What a route handler returns; the route wrapper (server.ts) sends it, or drops the connection

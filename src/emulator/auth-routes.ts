@@ -1,6 +1,7 @@
-import { TokenRequestA, TokenRequestB } from '../api/schemas/index.js';
+import { OAuthForm, TokenBody } from './contract/tax-requests.js';
 import { errorAnswer, issuesToFields, ok, type Answer } from './answer.js';
 import { defineEndpoint, type RouteContext } from './routing.js';
+import { varyToken } from './variety/tax.js';
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
@@ -9,19 +10,20 @@ const NO_STORE = { 'cache-control': 'no-store' };
  * `{client_id, client_secret}` (docs/decisions.md), variant A the OAuth form. Both answer a JWT.
  */
 export function registerAuthRoutes(ctx: RouteContext): void {
-  const { authority } = ctx;
+  const { authority, variety } = ctx;
+  const vary = (token: object, clientId: string) => varyToken(token, variety.dice(`token:${clientId}`));
 
   defineEndpoint(
     ctx,
     'auth.token',
     (req): Answer => {
-      const parsed = TokenRequestB.safeParse(req.body);
+      const parsed = TokenBody.safeParse(req.body);
       if (!parsed.success) {
         return errorAnswer(400, 'invalid token request: send JSON {client_id, client_secret}', issuesToFields(parsed.error.issues));
       }
       const token = authority.issue(parsed.data.client_id, parsed.data.client_secret);
       if (token === undefined) return errorAnswer(401, 'invalid client credentials');
-      return { ...ok(token), headers: NO_STORE };
+      return { ...ok(vary(token, parsed.data.client_id)), headers: NO_STORE };
     },
     { auth: false },
   );
@@ -34,14 +36,14 @@ export function registerAuthRoutes(ctx: RouteContext): void {
       if (body.grant_type !== 'client_credentials') {
         return { status: 400, body: { error: 'unsupported_grant_type', error_description: 'grant_type must be client_credentials' } };
       }
-      const parsed = TokenRequestA.safeParse(body);
+      const parsed = OAuthForm.safeParse(body);
       if (!parsed.success) {
         return { status: 400, body: { error: 'invalid_request', error_description: 'send the form fields grant_type, client_id and client_secret' } };
       }
       const token = authority.issue(parsed.data.client_id, parsed.data.client_secret);
       if (token === undefined) return { status: 401, body: { error: 'invalid_client', error_description: 'invalid client credentials' } };
       const { expire_at: _expireAt, ...variantA } = token;
-      return { status: 200, body: variantA, headers: NO_STORE };
+      return { status: 200, body: vary(variantA, parsed.data.client_id), headers: NO_STORE };
     },
     { auth: false },
   );

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { FilingStatus } from '../api/schemas/index.js';
+import { FILING_STATUS_VALUES } from './contract/vat-requests.js';
 import { issuesToFields } from './answer.js';
 import { isoNow } from './clock.js';
 import { FaultRule } from './faults.js';
+import { VARIETY_MODES } from './variety/dice.js';
 import type { Emulator } from './server.js';
 import { forceFilingStatus } from './vat/filings.js';
 
@@ -20,7 +21,8 @@ const ClientBody = z.strictObject({
   permissions: z.array(z.string()).optional(),
 });
 const ClockBody = z.union([z.strictObject({ now: z.iso.datetime({ offset: true }) }), z.strictObject({ advance_ms: z.number().int() })]);
-const StatusBody = z.strictObject({ status: FilingStatus });
+const StatusBody = z.strictObject({ status: z.enum(FILING_STATUS_VALUES) });
+const VarietyBody = z.strictObject({ mode: z.enum(VARIETY_MODES), seed: z.number().int().optional() });
 
 function parseOr400<S extends z.ZodType>(schema: S, body: unknown, reply: FastifyReply): z.infer<S> | undefined {
   const parsed = schema.safeParse(body ?? {});
@@ -31,7 +33,7 @@ function parseOr400<S extends z.ZodType>(schema: S, body: unknown, reply: Fastif
 
 export function registerControlRoutes(app: FastifyInstance, emulator: Emulator): void {
   const config = { emulatorControl: true };
-  const { state, faults, authority, requestLog, clock, settings } = emulator;
+  const { state, faults, authority, requestLog, clock, settings, variety } = emulator;
 
   app.get('/__emulator/', { config }, () => ({
     emulator: 'taxsync',
@@ -49,7 +51,17 @@ export function registerControlRoutes(app: FastifyInstance, emulator: Emulator):
       filings: state.filings.live().length,
     },
     faults: { seed: faults.seed(), rules: faults.list() },
+    variety: { mode: variety.mode(), seed: variety.seed() },
   }));
+
+  app.get('/__emulator/variety', { config }, () => ({ mode: variety.mode(), seed: variety.seed() }));
+
+  app.put('/__emulator/variety', { config }, (request, reply) => {
+    const body = parseOr400(VarietyBody, request.body, reply);
+    if (body === undefined) return reply;
+    variety.set(body.mode, body.seed);
+    return { mode: variety.mode(), seed: variety.seed() };
+  });
 
   app.get('/__emulator/requests', { config }, (request) => {
     const query = request.query as Record<string, string | undefined>;

@@ -1,5 +1,6 @@
 export { createEmulator, startEmulator, type Emulator } from './server.js';
 export type { EmulatorOptions, EmulatorSettings } from './options.js';
+export { VARIETY_MODES, type VarietyMode } from './variety/dice.js';
 export { DEFAULT_CLIENT, REGISTRATION_PERMISSIONS, type EmulatorClient } from './auth.js';
 export { FaultRule, type FaultRuleInput } from './faults.js';
 export type { RequestLogEntry } from './request-log.js';

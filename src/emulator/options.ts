@@ -1,8 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { SOURCES, type RegistrationType } from '../api/schemas/index.js';
+import { DEFAULT_SOURCES } from './contract/endpoints.js';
+import type { RegistrationKind } from './contract/vat-requests.js';
 import { DEFAULT_CLIENT, type EmulatorClient } from './auth.js';
 import type { FaultRuleInput } from './faults.js';
 import { DEFAULT_TAX_TABLE, type TaxTable } from './tax-engine/tax-table.js';
+import { VARIETY_MODES, type VarietyMode } from './variety/dice.js';
 import { DEFAULT_REGISTRATION_COMBINATIONS } from './vat/reference-data.js';
 
 /** Everything the emulator can be told; every field has a default (`DEFAULTS` below). */
@@ -22,7 +24,7 @@ export interface EmulatorOptions {
   /** @defaultValue the table in tax-engine/tax-table.ts */
   taxTable?: TaxTable;
   /** Taxable jurisdiction (ISO code) → the registration types it accepts. @defaultValue vat/reference-data.ts */
-  registrationCombinations?: Readonly<Record<string, readonly RegistrationType[]>>;
+  registrationCombinations?: Readonly<Record<string, readonly RegistrationKind[]>>;
   /** Entity names for entity_detail; other entity ids are accepted and named after their id. */
   entities?: readonly { id: string; name: string }[];
   /** VAT rule 2: |vat − net × rate / 100| up to this is a warning, above it an error. @defaultValue "0.05" */
@@ -33,6 +35,14 @@ export interface EmulatorOptions {
   control?: boolean;
   /** Fault rules active from the start (faults.ts). @defaultValue none */
   faults?: readonly FaultRuleInput[];
+  /**
+   * How much answers vary (docs/emulator.md, "Variety"): `varied` draws per record which legitimate
+   * variations its answers carry, `strict` answers canonically, `max` applies every variation.
+   * @defaultValue 'varied'
+   */
+  variety?: VarietyMode;
+  /** Seed of the per-record draws of `varied`. @defaultValue 1 */
+  varietySeed?: number;
   /** Seed of the fault randomness. @defaultValue 1 */
   seed?: number;
   /** Requests kept in the request log. @defaultValue 1000 */
@@ -53,7 +63,7 @@ export function resolveOptions(options: EmulatorOptions = {}): EmulatorSettings 
     clients: options.clients ?? [DEFAULT_CLIENT],
     tokenTtlSeconds: options.tokenTtlSeconds ?? 86_400,
     signingKey: options.signingKey,
-    sources: options.sources ?? SOURCES,
+    sources: options.sources ?? DEFAULT_SOURCES,
     vatModule: options.vatModule ?? 'vat',
     tenantId: options.tenantId ?? DEFAULT_TENANT_ID,
     taxTable: options.taxTable ?? DEFAULT_TAX_TABLE,
@@ -64,10 +74,13 @@ export function resolveOptions(options: EmulatorOptions = {}): EmulatorSettings 
     control: options.control ?? false,
     faults: options.faults ?? [],
     seed: options.seed ?? 1,
+    variety: options.variety ?? 'varied',
+    varietySeed: options.varietySeed ?? 1,
     requestLogLimit: options.requestLogLimit ?? 1000,
     clock: options.clock,
     logger: options.logger,
   };
+  if (!VARIETY_MODES.includes(settings.variety)) throw new Error(`emulator: variety must be one of ${VARIETY_MODES.join(', ')}`);
   if (!(settings.tokenTtlSeconds > 0)) throw new Error('emulator: tokenTtlSeconds must be positive');
   if (!/^[a-z0-9-]+$/.test(settings.vatModule)) throw new Error('emulator: vatModule must be one lowercase path segment');
   if (!Number.isInteger(settings.registrationPageSize) || settings.registrationPageSize < 1 || settings.registrationPageSize > 100) {

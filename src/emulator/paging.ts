@@ -1,5 +1,5 @@
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type Cursors } from '../api/schemas/index.js';
-import type { FieldErrors } from '../domain/errors.js';
+import { PAGE_LIMIT_DEFAULT as DEFAULT_PAGE_LIMIT, PAGE_LIMIT_MAX as MAX_PAGE_LIMIT } from './contract/endpoints.js';
+import type { FieldErrors } from './contract/primitives.js';
 import type { Entry } from './store.js';
 
 /**
@@ -7,6 +7,15 @@ import type { Entry } from './store.js';
  * sequence number, so pages stay stable while records are added or deleted: `after` gives the
  * records inserted after that one, `before` the ones inserted before it (the nearest `limit`).
  */
+
+/** "cursors: after, before (string or null), has_next, has_previous, limit" (tax-calculation-api.md). */
+export interface Cursors {
+  after: string | null;
+  before: string | null;
+  has_next: boolean;
+  has_previous: boolean;
+  limit: number;
+}
 
 const PREFIX = 'seq:';
 

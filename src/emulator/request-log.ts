@@ -9,7 +9,7 @@ export interface RequestLogEntry {
   id: number;
   method: string;
   path: string;
-  /** Endpoint name from src/api/endpoints.ts, null for an unknown route. */
+  /** Endpoint name (contract/endpoints.ts), null for an unknown route. */
   endpoint: string | null;
   record: RecordRef | null;
   /** The client whose bearer token the request carried, once checked (null: none or rejected). */

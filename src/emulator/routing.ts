@@ -1,10 +1,10 @@
-import type { HttpMethod } from '../api/http.js';
-import { ENDPOINTS, type EndpointName } from '../api/endpoints.js';
+import { ROUTES, type Method, type RouteName } from './contract/endpoints.js';
 import type { Answer, RecordRef } from './answer.js';
 import type { Authority, TokenClaims } from './auth.js';
 import type { EmulatorClock } from './clock.js';
 import type { EmulatorSettings } from './options.js';
 import type { EmulatorState } from './state.js';
+import type { Variety } from './variety/dice.js';
 
 /** What a route handler sees of a request: parsed, framework-free. */
 export interface EmuRequest {
@@ -19,9 +19,9 @@ export interface EmuRequest {
 }
 
 export interface RouteSpec {
-  /** Endpoint name for faults and the request log (src/api/endpoints.ts names, plus a few of the emulator's). */
+  /** Endpoint name for faults and the request log (contract/endpoints.ts names, plus a few of the emulator's). */
   endpoint: string;
-  method: HttpMethod;
+  method: Method;
   /** A fastify path (`/v1/customers/:id`). */
   path: string;
   /** Bearer token required. @defaultValue true */
@@ -37,19 +37,20 @@ export interface RouteContext {
   settings: EmulatorSettings;
   clock: EmulatorClock;
   authority: Authority;
+  variety: Variety;
 }
 
 /** The fastify path of an endpoint of the table: `{id}` → `:id`, `{module}` → the VAT module. */
-export function routePath(name: EndpointName, vatModule: string): string {
-  return ENDPOINTS[name].path.replace('{module}', vatModule).replace(/\{([a-z_]+)\}/g, ':$1');
+export function routePath(name: RouteName, vatModule: string): string {
+  return ROUTES[name].path.replace('{module}', vatModule).replace(/\{([a-z_]+)\}/g, ':$1');
 }
 
 /** Registers an endpoint of the table under its own name. */
 export function defineEndpoint(
   ctx: RouteContext,
-  name: EndpointName,
+  name: RouteName,
   handler: RouteSpec['handler'],
   extra: Pick<RouteSpec, 'auth' | 'record'> = {},
 ): void {
-  ctx.define({ endpoint: name, method: ENDPOINTS[name].method, path: routePath(name, ctx.settings.vatModule), handler, ...extra });
+  ctx.define({ endpoint: name, method: ROUTES[name].method, path: routePath(name, ctx.settings.vatModule), handler, ...extra });
 }

@@ -16,6 +16,7 @@ import { registerTransactionRoutes } from './tax-engine/transactions.js';
 import { registerFilingRoutes } from './vat/filings.js';
 import { registerRegistrationRoutes } from './vat/registrations.js';
 import { registerVatTransactionRoutes } from './vat/transactions.js';
+import { createVariety, type Variety } from './variety/dice.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -35,7 +36,9 @@ export interface Emulator {
   authority: Authority;
   faults: Faults;
   requestLog: RequestLog;
-  /** Clears records, tokens, added clients, the request log, faults and the clock offset. */
+  /** The variety of the answers: mode and seed, changeable while running. */
+  variety: Variety;
+  /** Clears records, tokens, added clients, the request log, faults and the clock offset; the variety goes back to its options. */
   reset(): void;
   /** Listens (port 0 = any free port) and answers the base URL, e.g. `http://127.0.0.1:41234`. */
   listen(options?: { port?: number; host?: string }): Promise<string>;
@@ -71,6 +74,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   });
   const faults = createFaults(settings.faults, settings.seed);
   const requestLog = createRequestLog(settings.requestLogLimit);
+  const variety = createVariety(settings.variety, settings.varietySeed);
   const contexts = new WeakMap<FastifyRequest, RequestContext>();
 
   const app = Fastify({
@@ -193,7 +197,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     });
   };
 
-  const ctx: RouteContext = { define, state, settings, clock, authority };
+  const ctx: RouteContext = { define, state, settings, clock, authority, variety };
   registerAuthRoutes(ctx);
   registerCustomerRoutes(ctx);
   registerExemptionRoutes(ctx);
@@ -210,12 +214,14 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     authority,
     faults,
     requestLog,
+    variety,
     reset() {
       state.clear();
       authority.reset();
       requestLog.clear();
       faults.clear();
       clock.reset();
+      variety.reset();
     },
     async listen(listenOptions = {}) {
       await app.listen({ port: listenOptions.port ?? 0, host: listenOptions.host ?? '127.0.0.1' });

@@ -1,7 +1,6 @@
 import { createApiClients, createDriftReporter, type ApiCallObserver, type ApiClients, type DriftObserver } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
-import { DEFAULT_CLIENT } from '../emulator/auth.js';
 import type { Logger } from '../observability/logger.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -27,7 +26,7 @@ export async function connectApi(
   };
   if (config.taxApi.url === undefined) {
     // Loaded only here: a process sending to a configured API never loads the emulator.
-    const { startEmulator } = await import('../emulator/index.js');
+    const { startEmulator, DEFAULT_CLIENT } = await import('../emulator/index.js');
     // With its control API (loopback only, no auth), so `taxsync faults` can make calls fail on purpose.
     const emulator = await startEmulator({ port: 0, host: '127.0.0.1', control: true });
     lifecycle.onShutdown('emulator', () => emulator.close());

@@ -6,7 +6,6 @@ import { Secret } from '../config/secret.js';
 import type { Settings } from '../config/settings.js';
 import { CONNECTORS } from '../connectors/registry.js';
 import type { RecordKey } from '../domain/record-key.js';
-import { DEFAULT_CLIENT } from '../emulator/auth.js';
 import { vatEnabled, type VatSettings } from '../mapping/index.js';
 import { found } from '../processors/outcome.js';
 import type { RedisClient } from '../queue/connection.js';
@@ -244,6 +243,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const clock = options.clock ?? (() => new Date());
   const daemon = options.url.replace(/\/+$/, '');
   const emulator = await emulatorOf(daemon);
+  // Loaded here, not at the top: only the demo needs the emulator's development credentials.
+  const { DEFAULT_CLIENT } = await import('../emulator/index.js');
   const api = createApiClients({ taxUrl: emulator, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
   const keys = createKeys(options.prefix);
   const state: VatStateDeps = {

@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator, type FaultRuleInput, type RequestLogEntry } from '../../src/emulator/index.js';
+import { testVariety } from '../helpers/emulator-variety.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { createRecordStore, type RecordStore } from '../../src/queue/record-state.js';
 import { buildCli, spawnCli, type CliProcess } from '../helpers/cli.js';
@@ -37,7 +38,7 @@ describe('SIGTERM while jobs are in flight', () => {
    * `concurrency` slots), with 50 events posted: 40 customers, 10 of them updated a second time.
    */
   async function scenario(options: { faults: FaultRuleInput[]; deadlineMs: number; concurrency: number }) {
-    const running = await startEmulator({ port: 0, host: '127.0.0.1', faults: options.faults });
+    const running = await startEmulator({ port: 0, host: '127.0.0.1', faults: options.faults, variety: testVariety() });
     emulator = running;
     const port = await freePort();
     const env = {

@@ -3,6 +3,7 @@ import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { Secret } from '../../src/config/secret.js';
 import { CanonicalEvent } from '../../src/domain/events.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { testVariety } from '../helpers/emulator-variety.js';
 import { VatSettings } from '../../src/mapping/vat-settings.js';
 import { createVatHandler, createVatReferenceData } from '../../src/processors/vat.js';
 import { createVatLedger } from '../../src/queue/vat-ledger.js';
@@ -23,7 +24,7 @@ describe('VAT submissions under server errors and dropped connections', () => {
   let pipeline: Pipeline;
 
   beforeEach(async () => {
-    emulator = await startEmulator({ port: 0, host: '127.0.0.1', entities: [{ id: ENTITY, name: 'Beta GmbH' }] });
+    emulator = await startEmulator({ port: 0, host: '127.0.0.1', entities: [{ id: ENTITY, name: 'Beta GmbH' }], variety: testVariety() });
     api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
     await api.vat.registrations.create({ taxable_jurisdiction: 'DE', entity: ENTITY, registration_type: 'standard', date_of_registration: '2024-01-01' });
     pipeline = await createPipeline(ctx.url, ctx.prefix, { vat: true, retry: { attempts: 30, baseMs: 5, capMs: 50 } });

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { recordKeyString } from '../../src/domain/record-key.js';
 import { afterEach, beforeAll, beforeEach } from 'vitest';
 import { startEmulator, type Emulator, type EmulatorOptions, type FaultRuleInput } from '../../src/emulator/index.js';
+import { testVariety } from './emulator-variety.js';
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
 import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
 import { createKeys } from '../../src/queue/keys.js';
@@ -122,7 +123,7 @@ export function useChaosRig(): ChaosRig {
       dir,
       settingsFile,
       async emulator(options: EmulatorOptions = {}) {
-        const running = await startEmulator({ faults: BUSY_API, ...options, port: 0, host: '127.0.0.1' });
+        const running = await startEmulator({ faults: BUSY_API, variety: testVariety(), ...options, port: 0, host: '127.0.0.1' });
         closers.push(() => running.close());
         return running;
       },

@@ -7,6 +7,7 @@ import { Secret } from '../../src/config/secret.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/config/settings.js';
 import { CONNECTORS } from '../../src/connectors/registry.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
+import { testVariety } from './emulator-variety.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
@@ -101,7 +102,7 @@ export interface DaemonOptions {
 
 /** The daemon as `taxsync start` runs it (webhooks + workers in one process) against an emulator. */
 export async function startDaemon(redisUrl: string, prefix: string, options: DaemonOptions = {}): Promise<Daemon> {
-  const emulator = await startEmulator({ ...options.emulator, port: 0, host: '127.0.0.1', control: true });
+  const emulator = await startEmulator({ variety: testVariety(), ...options.emulator, port: 0, host: '127.0.0.1', control: true });
   options.onEmulator?.(emulator);
   const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env });
   const settings = options.settings ?? DEFAULT_SETTINGS;

@@ -4,6 +4,7 @@ import { createApiClients, type ApiClients, type Registration, type VatTransacti
 import { Secret } from '../../src/config/secret.js';
 import { hasCode } from '../../src/domain/errors.js';
 import { DEFAULT_CLIENT, VAT_TRANSACTION_TYPES, startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { testVariety } from '../helpers/emulator-variety.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { createVatLedger, type Outcome, type VatLedger } from '../../src/queue/vat-ledger.js';
 import {
@@ -33,7 +34,7 @@ describe('taxsync vat commands (emulator + real Redis)', () => {
   let registration: Registration;
 
   beforeEach(async () => {
-    emulator = await startEmulator({ port: 0, host: '127.0.0.1', entities: [{ id: ENTITY, name: 'Beta GmbH' }], registrationPageSize: 2 });
+    emulator = await startEmulator({ port: 0, host: '127.0.0.1', entities: [{ id: ENTITY, name: 'Beta GmbH' }], registrationPageSize: 2, variety: testVariety() });
     api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
     ledger = createVatLedger(ctx.redis, createKeys(ctx.prefix), { leaseMs: 60_000 });
     registration = await createRegistration(api.vat, {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { DEFAULT_CLIENT } from '../../emulator/auth.js';
-import type { FaultRuleInput } from '../../emulator/index.js';
+// Types only: the emulator is loaded when the command runs, not with every other command.
+import type { FaultRuleInput, VarietyMode } from '../../emulator/index.js';
 import { createLogger } from '../../observability/logger.js';
 
 interface EmulatorFlags {
@@ -12,6 +12,7 @@ interface EmulatorFlags {
   clientSecret?: string;
   vatModule?: string;
   sources?: string[];
+  variety: VarietyMode;
   seed: number;
   errorRate?: number;
   errorStatus: 500 | 503;
@@ -40,7 +41,7 @@ const status = (value: string) => {
 };
 
 /** The fault rules the flags describe, one per kind and route. */
-export function faultsFromFlags(flags: Omit<EmulatorFlags, 'port' | 'host' | 'tokenTtl' | 'seed'>): FaultRuleInput[] {
+export function faultsFromFlags(flags: Omit<EmulatorFlags, 'port' | 'host' | 'tokenTtl' | 'seed' | 'variety'>): FaultRuleInput[] {
   const rules: FaultRuleInput[] = [];
   for (const route of flags.faultRoutes) {
     if (flags.errorRate) rules.push({ kind: 'error', route, rate: flags.errorRate, status: flags.errorStatus });
@@ -52,6 +53,13 @@ export function faultsFromFlags(flags: Omit<EmulatorFlags, 'port' | 'host' | 'to
   return rules;
 }
 
+const VARIETY_MODES = ['varied', 'strict', 'max'] as const satisfies readonly VarietyMode[];
+
+function varietyMode(value: string): VarietyMode {
+  if (!(VARIETY_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${VARIETY_MODES.join(', ')}`);
+  return value as VarietyMode;
+}
+
 export function registerEmulatorCommand(program: Command): void {
   program
     .command('emulator')
@@ -60,10 +68,11 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--host <h>', 'address to listen on', '127.0.0.1')
     .option('--control', 'serve the control API under /__emulator/ (request log, faults, reset)')
     .option('--token-ttl <s>', 'token lifetime in seconds', numberIn(1, 31_536_000, true), 86_400)
-    .option('--client-id <id>', `accepted client id (default ${DEFAULT_CLIENT.clientId})`)
+    .option('--client-id <id>', 'accepted client id (default: the built-in development client, taxsync-dev)')
     .option('--client-secret <secret>', 'accepted client secret (default: the built-in development secret)')
     .option('--vat-module <m>', 'module segment of the VAT paths', 'vat')
     .option('--sources <list>', 'accepted source values, comma-separated (default: api and the nine assumed platforms)', list)
+    .option('--variety <mode>', 'answers: varied (as a real service\'s, drawn per record), strict (canonical) or max (every variation)', varietyMode, 'varied')
     .option('--seed <n>', 'seed of the fault randomness', numberIn(0, 2 ** 32 - 1, true), 1)
     .option('--error-rate <r>', 'answer this share of requests with --error-status (0..1)', rate)
     .option('--error-status <s>', 'status of injected errors: 500 or 503', status, 500)
@@ -76,13 +85,13 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--log', 'log every request (JSON lines on stdout)')
     .option('--json', 'print the start line as JSON')
     .action(async (flags: EmulatorFlags) => {
+      const { startEmulator, DEFAULT_CLIENT } = await import('../../emulator/index.js');
       const custom = flags.clientId !== undefined || flags.clientSecret !== undefined;
       const client = {
         clientId: flags.clientId ?? DEFAULT_CLIENT.clientId,
         clientSecret: flags.clientSecret ?? DEFAULT_CLIENT.clientSecret,
       };
       const faults = faultsFromFlags(flags);
-      const { startEmulator } = await import('../../emulator/index.js');
       const emulator = await startEmulator({
         port: flags.port,
         host: flags.host,
@@ -92,6 +101,7 @@ export function registerEmulatorCommand(program: Command): void {
         vatModule: flags.vatModule,
         ...(flags.sources === undefined ? {} : { sources: flags.sources }),
         seed: flags.seed,
+        variety: flags.variety,
         faults,
         ...(flags.log ? { logger: createLogger({ level: 'info', base: { component: 'emulator' } }) } : {}),
       });
@@ -109,6 +119,7 @@ export function registerEmulatorCommand(program: Command): void {
           `  client id ${client.clientId} (${custom ? 'secret as given' : 'the built-in development credentials, see docs/emulator.md'})\n`,
         );
         process.stdout.write(`  control API ${info.control ?? 'off (start with --control)'}\n`);
+        process.stdout.write(`  variety ${flags.variety} (docs/emulator.md, "Variety")\n`);
         if (faults.length > 0) process.stdout.write(`  faults (seed ${flags.seed}): ${faults.map((f) => `${f.kind}@${f.route}`).join(', ')}\n`);
       }
       const stop = () => {

@@ -1,5 +1,5 @@
-import type { FieldErrors } from '../../domain/errors.js';
-import { Money, formatDecimal, formatMoney, isoExponent, roundMoney, type Decimal } from '../../domain/money.js';
+import { Dec, currencyPlaces, fixed, plain, roundTo } from '../contract/decimal.js';
+import type { FieldErrors } from '../contract/primitives.js';
 import type { TaxLocation } from './geocode.js';
 import { isProductExempt, productRule, ratesAt, type JurisdictionRate, type TaxTable } from './tax-table.js';
 
@@ -97,44 +97,44 @@ export interface CalcResult {
 
 export type CalcOutcome = { ok: true; result: CalcResult } | { ok: false; fields: FieldErrors };
 
-const ZERO = new Money(0);
-const ONE = new Money(1);
+const ZERO = new Dec(0);
+const ONE = new Dec(1);
 
 /**
  * Splits `total` over `weights` (each >= 0) pro rata: each share rounded half-up to `decimals`,
  * the rounding remainder added to the share of the largest weight (the first one on a tie), so the
  * shares always sum to `total` exactly. All weights zero: every share is zero.
  */
-export function allocate(total: Decimal, weights: readonly Decimal[], decimals: number): Decimal[] {
+export function allocate(total: Dec, weights: readonly Dec[], decimals: number): Dec[] {
   const sum = weights.reduce((acc, w) => acc.plus(w), ZERO);
   if (sum.isZero() || total.isZero()) return weights.map(() => ZERO);
-  const shares = weights.map((w) => roundMoney(total.times(w).dividedBy(sum), decimals));
+  const shares = weights.map((w) => roundTo(total.times(w).dividedBy(sum), decimals));
   const remainder = total.minus(shares.reduce((acc, s) => acc.plus(s), ZERO));
   if (!remainder.isZero()) {
     let largest = 0;
     weights.forEach((w, i) => {
-      if (w.greaterThan(weights[largest] as Decimal)) largest = i;
+      if (w.greaterThan(weights[largest] as Dec)) largest = i;
     });
-    shares[largest] = (shares[largest] as Decimal).plus(remainder);
+    shares[largest] = (shares[largest] as Dec).plus(remainder);
   }
   return shares;
 }
 
 /** A rate given as a fraction in [0, 1]; a value above 1 is called out as a likely percentage. */
 export function checkFraction(value: string): string | undefined {
-  const rate = new Money(value);
+  const rate = new Dec(value);
   if (rate.isNegative() && !rate.isZero()) return `must not be negative (got ${value})`;
   if (rate.greaterThan(ONE)) {
-    return `must be a decimal fraction between 0 and 1 (0.0825 = 8.25%); ${value} looks like a percentage — send ${formatDecimal(rate.dividedBy(100))}`;
+    return `must be a decimal fraction between 0 and 1 (0.0825 = 8.25%); ${value} looks like a percentage — send ${plain(rate.dividedBy(100))}`;
   }
   return undefined;
 }
 
 interface Line {
-  base: Decimal;
+  base: Dec;
   taxCode: string | undefined;
-  manualRate?: Decimal;
-  manualRates?: [string, Decimal][];
+  manualRate?: Dec;
+  manualRates?: [string, Dec][];
   exemption: ExemptionEffect | undefined;
 }
 
@@ -142,26 +142,26 @@ interface LineTax {
   reason: string;
   taxable: boolean;
   isExempt: boolean;
-  tax: Decimal;
+  tax: Dec;
   breakdown?: Record<string, BreakdownEntry>;
   manualBreakdown?: Record<string, BreakdownEntry>;
 }
 
 export function calculate(input: CalcInput): CalcOutcome {
-  const scale = isoExponent(input.currency);
-  const fmt = (d: Decimal) => formatMoney(d, scale);
+  const scale = currencyPlaces(input.currency);
+  const fmt = (d: Dec) => fixed(d, scale);
   const fields: FieldErrors = {};
   const fail = (field: string, message: string) => (fields[field] ??= []).push(message);
 
   // 1. Line amounts and item discounts.
-  const totals: Decimal[] = [];
-  const bases: Decimal[] = [];
-  const discounts: Decimal[] = [];
+  const totals: Dec[] = [];
+  const bases: Dec[] = [];
+  const discounts: Dec[] = [];
   input.items.forEach((item, i) => {
-    const quantity = new Money(item.quantity ?? '1');
+    const quantity = new Dec(item.quantity ?? '1');
     if (quantity.isNegative() && !quantity.isZero()) fail(`items[${i}].quantity`, 'must not be negative; a credit line has a negative unit_price');
-    const total = roundMoney(new Money(item.unit_price).times(quantity), scale);
-    const discount = new Money(item.discount ?? '0');
+    const total = roundTo(new Dec(item.unit_price).times(quantity), scale);
+    const discount = new Dec(item.discount ?? '0');
     if (discount.isNegative() && !discount.isZero()) fail(`items[${i}].discount`, 'must not be negative');
     else if (total.greaterThan(ZERO) && discount.greaterThan(total)) fail(`items[${i}].discount`, `${item.discount} exceeds the line amount ${fmt(total)}`);
     else if (!total.greaterThan(ZERO) && !discount.isZero()) fail(`items[${i}].discount`, 'a discount needs a line with a positive amount');
@@ -182,7 +182,7 @@ export function calculate(input: CalcInput): CalcOutcome {
   });
 
   // 2. The transaction-level discount, pro rata over the lines with a positive amount.
-  const tld = new Money(input.transactionLevelDiscount ?? '0');
+  const tld = new Dec(input.transactionLevelDiscount ?? '0');
   const weights = bases.map((b) => (b.greaterThan(ZERO) ? b : ZERO));
   const positive = weights.reduce((acc, w) => acc.plus(w), ZERO);
   if (tld.isNegative() && !tld.isZero()) fail('transaction_level_discount', 'must not be negative');
@@ -191,35 +191,35 @@ export function calculate(input: CalcInput): CalcOutcome {
   } else if (!tld.isZero() && tld.decimalPlaces() > scale) {
     fail('transaction_level_discount', `has more decimals than ${input.currency} allows (${scale})`);
   }
-  const shipping = input.shipping === undefined ? undefined : new Money(input.shipping.amount);
+  const shipping = input.shipping === undefined ? undefined : new Dec(input.shipping.amount);
   if (shipping?.isNegative() && !shipping.isZero()) fail('shipping_fee.amount', 'must not be negative');
   if (Object.keys(fields).length > 0) return { ok: false, fields };
 
   const shares = allocate(tld, weights, scale);
-  const afters = bases.map((b, i) => b.minus(shares[i] as Decimal));
+  const afters = bases.map((b, i) => b.minus(shares[i] as Dec));
 
   // 3. Tax per line.
   const lines: Line[] = input.items.map((item, i) => ({
-    base: afters[i] as Decimal,
+    base: afters[i] as Dec,
     taxCode: item.tax_code,
-    ...(item.manual_sales_tax_rate === undefined ? {} : { manualRate: new Money(item.manual_sales_tax_rate) }),
+    ...(item.manual_sales_tax_rate === undefined ? {} : { manualRate: new Dec(item.manual_sales_tax_rate) }),
     ...(item.manual_sales_tax_rates === undefined
       ? {}
-      : { manualRates: Object.entries(item.manual_sales_tax_rates).map(([k, v]): [string, Decimal] => [k, new Money(v)]) }),
+      : { manualRates: Object.entries(item.manual_sales_tax_rates).map(([k, v]): [string, Dec] => [k, new Dec(v)]) }),
     exemption: input.itemExemptions?.[i] ?? input.customerExemption,
   }));
   const shippingLine: Line | undefined =
-    shipping === undefined ? undefined : { base: roundMoney(shipping, scale), taxCode: input.shipping?.tax_code, exemption: input.customerExemption };
+    shipping === undefined ? undefined : { base: roundTo(shipping, scale), taxCode: input.shipping?.tax_code, exemption: input.customerExemption };
   const all = shippingLine === undefined ? lines : [...lines, shippingLine];
   const taxes = all.map((line) => lineTax(line, input, scale));
 
   if (input.linkedRefund !== undefined) {
-    const refundTax = roundMoney(new Money(input.linkedRefund.originalTotalTax).times(input.linkedRefund.fraction), scale);
+    const refundTax = roundTo(new Dec(input.linkedRefund.originalTotalTax).times(input.linkedRefund.fraction), scale);
     let split = taxes.map((t) => (t.tax.greaterThan(ZERO) ? t.tax : ZERO));
     if (split.every((w) => w.isZero())) split = all.map((l) => (l.base.greaterThan(ZERO) ? l.base : ZERO));
     const refundShares = allocate(refundTax, split, scale);
     taxes.forEach((t, i) => {
-      t.tax = refundShares[i] as Decimal;
+      t.tax = refundShares[i] as Dec;
       delete t.breakdown;
       delete t.manualBreakdown;
     });
@@ -228,14 +228,14 @@ export function calculate(input: CalcInput): CalcOutcome {
   }
   return { ok: true, result: assemble(taxes.reduce((acc, t) => acc.plus(t.tax), ZERO)) };
 
-  function assemble(totalTax: Decimal): CalcResult {
+  function assemble(totalTax: Dec): CalcResult {
     const items: ItemResult[] = input.items.map((item, i) => {
       const t = taxes[i] as LineTax;
-      const base = afters[i] as Decimal;
+      const base = afters[i] as Dec;
       return {
-        total_price: fmt(totals[i] as Decimal),
+        total_price: fmt(totals[i] as Dec),
         total_price_after_discount: fmt(base),
-        relative_transaction_discount: fmt(shares[i] as Decimal),
+        relative_transaction_discount: fmt(shares[i] as Dec),
         tangible_category: productRule(input.table, item.tax_code).tangible ? 'tangible' : 'intangible',
         taxable_category: t.taxable ? 'taxable' : 'not_taxable',
         taxability_reason: t.reason,
@@ -257,7 +257,7 @@ export function calculate(input: CalcInput): CalcOutcome {
         ...(t.breakdown === undefined ? {} : { jurisdiction_tax_breakdown: t.breakdown }),
       };
     }
-    const sum = (values: Decimal[]) => values.reduce((acc, v) => acc.plus(v), ZERO);
+    const sum = (values: Dec[]) => values.reduce((acc, v) => acc.plus(v), ZERO);
     const itemsAmount = sum(afters);
     const taxableAmount = sum(afters.filter((_, i) => (taxes[i] as LineTax).taxable));
     const tangibleAmount = sum(afters.filter((_, i) => productRule(input.table, input.items[i]?.tax_code).tangible));
@@ -280,29 +280,29 @@ export function calculate(input: CalcInput): CalcOutcome {
 }
 
 /** Tax over the rate: blended, 6 decimals; against the net amount when prices include tax. */
-function effectiveRate(tax: Decimal, base: Decimal, inclusive: boolean): string {
+function effectiveRate(tax: Dec, base: Dec, inclusive: boolean): string {
   const net = inclusive ? base.minus(tax) : base;
   if (net.isZero()) return '0';
-  return formatDecimal(tax.dividedBy(net).toDecimalPlaces(6));
+  return plain(tax.dividedBy(net).toDecimalPlaces(6));
 }
 
 /** Tax at `rate` on `base`: base × rate, or the tax contained in base when prices include tax. */
-function taxOn(base: Decimal, rate: Decimal, inclusive: boolean, scale: number): Decimal {
-  return roundMoney(inclusive ? base.times(rate).dividedBy(ONE.plus(rate)) : base.times(rate), scale);
+function taxOn(base: Dec, rate: Dec, inclusive: boolean, scale: number): Dec {
+  return roundTo(inclusive ? base.times(rate).dividedBy(ONE.plus(rate)) : base.times(rate), scale);
 }
 
 function lineTax(line: Line, input: CalcInput, scale: number): LineTax {
-  const fmt = (d: Decimal) => formatMoney(d, scale);
+  const fmt = (d: Dec) => fixed(d, scale);
   const { location } = input;
   const state = location?.state;
   const levels: JurisdictionRate[] = state === undefined ? [] : ratesAt(state, location?.locality);
-  const entry = (level: JurisdictionRate | { level: string; name?: string; rate: string }, taxable: Decimal, nonTaxable: Decimal, due: Decimal) => ({
+  const entry = (level: JurisdictionRate | { level: string; name?: string; rate: string }, taxable: Dec, nonTaxable: Dec, due: Dec) => ({
     jurisdiction_type: level.level,
     ...(level.name === undefined ? {} : { jurisdiction_name: level.name }),
     gross_sales: fmt(line.base),
     taxable_amount: fmt(taxable),
     non_taxable_amount: fmt(nonTaxable),
-    tax_rate: formatDecimal(new Money(level.rate)),
+    tax_rate: plain(new Dec(level.rate)),
     tax_due: fmt(due),
   });
   const zeroBreakdown = () =>
@@ -330,7 +330,7 @@ function lineTax(line: Line, input: CalcInput, scale: number): LineTax {
     const dues = input.isTaxInclusive ? allocate(total, rates.map(([, r]) => r), scale) : rates.map(([, r]) => taxOn(line.base, r, false, scale));
     const net = input.isTaxInclusive ? line.base.minus(total) : line.base;
     const manualBreakdown = Object.fromEntries(
-      rates.map(([key, rate], i) => [key, entry({ level: key, rate: rate.toFixed() }, net, ZERO, dues[i] as Decimal)]),
+      rates.map(([key, rate], i) => [key, entry({ level: key, rate: rate.toFixed() }, net, ZERO, dues[i] as Dec)]),
     );
     const tax = dues.reduce((acc, d) => acc.plus(d), ZERO);
     return { reason: combined.isZero() ? 'zero_rated' : 'standard_rated', taxable: true, isExempt: false, tax, manualBreakdown };
@@ -344,20 +344,20 @@ function lineTax(line: Line, input: CalcInput, scale: number): LineTax {
   const partial = line.exemption?.kind === 'partial';
   const taxed = levels.filter((l) => !(partial && l.level === 'state'));
   const combined = taxed.reduce((acc, l) => acc.plus(l.rate), ZERO);
-  let dues: Decimal[];
-  let net: Decimal;
+  let dues: Dec[];
+  let net: Dec;
   if (input.isTaxInclusive) {
     const total = taxOn(line.base, combined, true, scale);
-    dues = allocate(total, taxed.map((l) => new Money(l.rate)), scale);
+    dues = allocate(total, taxed.map((l) => new Dec(l.rate)), scale);
     net = line.base.minus(total);
   } else {
-    dues = taxed.map((l) => taxOn(line.base, new Money(l.rate), false, scale));
+    dues = taxed.map((l) => taxOn(line.base, new Dec(l.rate), false, scale));
     net = line.base;
   }
   const breakdown: Record<string, BreakdownEntry> = {};
   for (const level of levels) {
     const i = taxed.indexOf(level);
-    breakdown[level.level] = i === -1 ? entry(level, ZERO, net, ZERO) : entry(level, net, ZERO, dues[i] as Decimal);
+    breakdown[level.level] = i === -1 ? entry(level, ZERO, net, ZERO) : entry(level, net, ZERO, dues[i] as Dec);
   }
   const tax = dues.reduce((acc, d) => acc.plus(d), ZERO);
   const reason = partial ? 'customer_exempt' : combined.isZero() ? 'zero_rated' : 'standard_rated';

@@ -1,15 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { CustomerRequest, restrictSources, type InlineCustomerRequest } from '../../api/schemas/index.js';
+import { CustomerBody, withSources, type InlineCustomerBody } from '../contract/tax-requests.js';
 import { created, errorAnswer, noContent, ok, type RecordRef } from '../answer.js';
 import { isoNow } from '../clock.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { cursorPage, parsePageQuery } from '../paging.js';
 import type { EmulatorState } from '../state.js';
 import { sourceKey, type Entry } from '../store.js';
+import { varyCustomer, varyPage } from '../variety/tax.js';
 import { notFound, parseTaxBody } from './validation.js';
 
 /** A stored customer: the upsert body plus the service's fields. */
-export type CustomerRecord = CustomerRequest & { id: string; created_at: string; updated_at: string };
+export type CustomerRecord = CustomerBody & { id: string; created_at: string; updated_at: string };
+
+/** The key of a customer's variety draws: its (source, external_id), stable across runs. */
+export const customerVarietyKey = (c: { source: string; external_id: string }) => `customer:${sourceKey(c.source, c.external_id)}`;
 
 export const customerRef = (source: string, externalId: string, id?: string): RecordRef => ({
   kind: 'customer',
@@ -21,7 +25,7 @@ export const customerRef = (source: string, externalId: string, id?: string): Re
  * Upsert by (source, external_id): a new key gets a new UUID; a repeat replaces the writable fields
  * of the same record (PUT semantics: an omitted field is cleared). A soft-deleted key starts over.
  */
-export function upsertCustomer(state: EmulatorState, body: CustomerRequest, now: string): { entry: Entry<CustomerRecord>; created: boolean } {
+export function upsertCustomer(state: EmulatorState, body: CustomerBody, now: string): { entry: Entry<CustomerRecord>; created: boolean } {
   const key = sourceKey(body.source, body.external_id);
   const existing = state.customers.getByKey(key);
   if (existing !== undefined) {
@@ -33,7 +37,7 @@ export function upsertCustomer(state: EmulatorState, body: CustomerRequest, now:
 }
 
 /** The inline customer of a transaction: created when new, else only the fields it carries change. */
-export function upsertInlineCustomer(state: EmulatorState, inline: InlineCustomerRequest, now: string): Entry<CustomerRecord> {
+export function upsertInlineCustomer(state: EmulatorState, inline: InlineCustomerBody, now: string): Entry<CustomerRecord> {
   const existing = state.customers.getByKey(sourceKey(inline.source, inline.external_id));
   if (existing === undefined) return upsertCustomer(state, inline, now).entry;
   existing.value = { ...existing.value, ...inline, updated_at: now };
@@ -41,8 +45,9 @@ export function upsertInlineCustomer(state: EmulatorState, inline: InlineCustome
 }
 
 export function registerCustomerRoutes(ctx: RouteContext): void {
-  const { state, clock } = ctx;
-  const schema = restrictSources(CustomerRequest, ctx.settings.sources);
+  const { state, clock, variety } = ctx;
+  const schema = withSources(CustomerBody, ctx.settings.sources);
+  const render = (c: CustomerRecord) => varyCustomer(c, variety.dice(customerVarietyKey(c)));
   const byId = (id: string | undefined) => (id === undefined ? undefined : state.customers.get(id));
   const byKey = (p: Record<string, string>) => state.customers.getByKey(sourceKey(p.source ?? '', p.external_id ?? ''));
   const refOf = (e: Entry<CustomerRecord> | undefined) => (e === undefined ? undefined : customerRef(e.value.source, e.value.external_id, e.id));
@@ -51,7 +56,7 @@ export function registerCustomerRoutes(ctx: RouteContext): void {
   defineEndpoint(ctx, 'customers.list', (req) => {
     const query = parsePageQuery(req.query);
     if (!query.ok) return errorAnswer(400, 'invalid list query', query.fields);
-    return ok(cursorPage(state.customers.live(), query.query, (c) => c));
+    return ok(varyPage(cursorPage(state.customers.live(), query.query, render), variety.dice('list:customers'), '/v1/customers/'));
   });
 
   defineEndpoint(
@@ -61,7 +66,8 @@ export function registerCustomerRoutes(ctx: RouteContext): void {
       const parsed = parseTaxBody(schema, req.body, 'customer');
       if (!parsed.ok) return parsed.answer;
       const result = upsertCustomer(state, parsed.value, isoNow(clock));
-      const answer = result.created ? created(result.entry.value) : ok(result.entry.value);
+      const body = render(result.entry.value);
+      const answer = result.created ? created(body) : ok(body);
       return { ...answer, record: refOf(result.entry) };
     },
     { record: (req) => keyFromBody(req.body, customerRef) },
@@ -69,12 +75,12 @@ export function registerCustomerRoutes(ctx: RouteContext): void {
 
   defineEndpoint(ctx, 'customers.get', (req) => {
     const entry = byId(req.params.id);
-    return entry ? ok(entry.value) : notFound(`customer ${req.params.id}`);
+    return entry ? ok(render(entry.value)) : notFound(`customer ${req.params.id}`);
   }, { record: (req) => refOf(byId(req.params.id)) });
 
   defineEndpoint(ctx, 'customers.getByKey', (req) => {
     const entry = byKey(req.params);
-    return entry ? ok(entry.value) : keyNotFound(req.params);
+    return entry ? ok(render(entry.value)) : keyNotFound(req.params);
   }, { record: (req) => customerRef(req.params.source ?? '', req.params.external_id ?? '') });
 
   defineEndpoint(ctx, 'customers.delete', (req) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ExemptionRequest, type ExemptionStatus, type ExemptionType } from '../../api/schemas/index.js';
+import { ExemptionBody as ExemptionRequest, type ExemptionBody, type ExemptionKind as ExemptionType, type ExemptionState as ExemptionStatus } from '../contract/tax-requests.js';
 import { created, errorAnswer, noContent, ok, type RecordRef } from '../answer.js';
 import { isoNow } from '../clock.js';
 import { cursorPage, parsePageQuery } from '../paging.js';
@@ -7,6 +7,7 @@ import { defineEndpoint, type RouteContext } from '../routing.js';
 import type { EmulatorState } from '../state.js';
 import type { ExemptionEffect } from './calculate.js';
 import type { TaxLocation } from './geocode.js';
+import { varyExemption, varyPage } from '../variety/tax.js';
 import { notFound, parseTaxBody } from './validation.js';
 
 /** A stored exemption; defaults filled in (jurisdictions [], end_date null, status active). */
@@ -58,7 +59,9 @@ export function customerExemption(state: EmulatorState, customerId: string, scop
 }
 
 export function registerExemptionRoutes(ctx: RouteContext): void {
-  const { state, clock } = ctx;
+  const { state, clock, variety } = ctx;
+  // Exemptions have no key of their own: their draws follow the order they were created in.
+  const render = (e: ExemptionRecord) => varyExemption(e, variety.dice(`exemption#${state.exemptions.getAny(e.id)?.seq ?? e.id}`));
 
   const validate = (body: unknown) => {
     const parsed = parseTaxBody(ExemptionRequest, body, 'exemption');
@@ -72,7 +75,7 @@ export function registerExemptionRoutes(ctx: RouteContext): void {
     }
     return parsed;
   };
-  const record = (value: ExemptionRequest, id: string, createdAt: string, now: string): ExemptionRecord => ({
+  const record = (value: ExemptionBody, id: string, createdAt: string, now: string): ExemptionRecord => ({
     id,
     customer_id: value.customer_id,
     country: value.country,
@@ -89,7 +92,7 @@ export function registerExemptionRoutes(ctx: RouteContext): void {
   defineEndpoint(ctx, 'exemptions.list', (req) => {
     const query = parsePageQuery(req.query);
     if (!query.ok) return errorAnswer(400, 'invalid list query', query.fields);
-    return ok(cursorPage(state.exemptions.live(), query.query, (e) => e));
+    return ok(varyPage(cursorPage(state.exemptions.live(), query.query, render), variety.dice('list:exemptions'), '/v1/exemptions/'));
   });
 
   defineEndpoint(ctx, 'exemptions.create', (req) => {
@@ -98,14 +101,14 @@ export function registerExemptionRoutes(ctx: RouteContext): void {
     const id = randomUUID();
     const now = isoNow(clock);
     const entry = state.exemptions.insert(id, record(parsed.value, id, now, now));
-    return { ...created(entry.value), record: exemptionRef(id) };
+    return { ...created(render(entry.value)), record: exemptionRef(id) };
   });
 
   const withId = { record: (req: { params: Record<string, string> }) => (req.params.id === undefined ? undefined : exemptionRef(req.params.id)) };
 
   defineEndpoint(ctx, 'exemptions.get', (req) => {
     const entry = state.exemptions.get(req.params.id ?? '');
-    return entry ? ok(entry.value) : notFound(`exemption ${req.params.id}`);
+    return entry ? ok(render(entry.value)) : notFound(`exemption ${req.params.id}`);
   }, withId);
 
   defineEndpoint(ctx, 'exemptions.update', (req) => {
@@ -114,7 +117,7 @@ export function registerExemptionRoutes(ctx: RouteContext): void {
     const parsed = validate(req.body);
     if (!parsed.ok) return parsed.answer;
     entry.value = record(parsed.value, entry.id, entry.value.created_at, isoNow(clock));
-    return ok(entry.value);
+    return ok(render(entry.value));
   }, withId);
 
   defineEndpoint(ctx, 'exemptions.delete', (req) => {

@@ -1,4 +1,4 @@
-import type { AddressRequest } from '../../api/schemas/index.js';
+import type { AddressBody as AddressRequest } from '../contract/tax-requests.js';
 import type { Locality, StateEntry, TaxTable } from './tax-table.js';
 
 /**

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { TransactionRequest, restrictSources, type AddressRequest } from '../../api/schemas/index.js';
-import type { FieldErrors } from '../../domain/errors.js';
-import { Money, formatDecimal } from '../../domain/money.js';
+import { Dec, plain } from '../contract/decimal.js';
+import { isCurrency } from '../contract/iso-4217.js';
+import type { FieldErrors } from '../contract/primitives.js';
+import { TransactionBody, withSources, type AddressBody } from '../contract/tax-requests.js';
 import { created, errorAnswer, noContent, ok, type Answer, type RecordRef } from '../answer.js';
 import { isoNow, today } from '../clock.js';
 import { cursorPage, parsePageQuery } from '../paging.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { sourceKey, type Entry } from '../store.js';
-import { ISO_CURRENCIES } from '../../domain/reference/currencies.js';
 import { calculate, type ExemptionEffect } from './calculate.js';
-import { keyFromBody, rejectPathUpserts, upsertInlineCustomer, type CustomerRecord } from './customers.js';
+import { customerVarietyKey, keyFromBody, rejectPathUpserts, upsertInlineCustomer, type CustomerRecord } from './customers.js';
 import { customerExemption, exemptionApplies, type ExemptionScope } from './exemptions.js';
 import { geocode, type MatchedAddress, type TaxLocation } from './geocode.js';
+import { varyPage, varyTransaction } from '../variety/tax.js';
 import { notFound, parseTaxBody } from './validation.js';
 
 /** A stored transaction: what GET answers, computed when it was upserted. */
@@ -34,9 +35,9 @@ export const transactionRef = (source: string, externalId: string, id?: string):
 });
 
 const refundFractionProblem = (value: string): string | undefined => {
-  const fraction = new Money(value);
+  const fraction = new Dec(value);
   if (fraction.greaterThan(0) && fraction.lessThanOrEqualTo(1)) return undefined;
-  const hint = fraction.greaterThan(1) ? `; ${value} looks like a percentage — send ${formatDecimal(fraction.dividedBy(100))}` : '';
+  const hint = fraction.greaterThan(1) ? `; ${value} looks like a percentage — send ${plain(fraction.dividedBy(100))}` : '';
   return `refund_linked_percentage must be a decimal fraction in (0, 1] (0.5 = 50%, 1.0 = full refund), not a percentage${hint}`;
 };
 
@@ -53,8 +54,15 @@ type Resolved =
     };
 
 export function registerTransactionRoutes(ctx: RouteContext): void {
-  const { state, clock, settings } = ctx;
-  const schema = restrictSources(TransactionRequest, settings.sources);
+  const { state, clock, settings, variety } = ctx;
+  const schema = withSources(TransactionBody, settings.sources);
+  const render = (t: TransactionRecord) => {
+    const customerId = (t.customer_details as { customer_id?: string } | undefined)?.customer_id;
+    const customer = customerId === undefined ? undefined : state.customers.getAny(customerId)?.value;
+    return varyTransaction(t, variety.dice(`transaction:${sourceKey(t.source, t.external_id)}`), {
+      ...(customer === undefined ? {} : { customerDice: variety.dice(customerVarietyKey(customer)), customerType: customer.customer_type }),
+    });
+  };
   const byId = (id: string | undefined) => (id === undefined ? undefined : state.transactions.get(id));
   const byKey = (p: Record<string, string>) => state.transactions.getByKey(sourceKey(p.source ?? '', p.external_id ?? ''));
   const refOf = (e: Entry<TransactionRecord> | undefined) => (e === undefined ? undefined : transactionRef(e.value.source, e.value.external_id, e.id));
@@ -63,7 +71,7 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
   defineEndpoint(ctx, 'transactions.list', (req) => {
     const query = parsePageQuery(req.query);
     if (!query.ok) return errorAnswer(400, 'invalid list query', query.fields);
-    return ok(cursorPage(state.transactions.live(), query.query, (t) => t));
+    return ok(varyPage(cursorPage(state.transactions.live(), query.query, render), variety.dice('list:transactions'), '/v1/transactions/'));
   });
 
   defineEndpoint(ctx, 'transactions.upsert', (req) => upsertTransaction(req.body), {
@@ -72,12 +80,12 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
 
   defineEndpoint(ctx, 'transactions.get', (req) => {
     const entry = byId(req.params.id);
-    return entry ? ok(entry.value) : notFound(`transaction ${req.params.id}`);
+    return entry ? ok(render(entry.value)) : notFound(`transaction ${req.params.id}`);
   }, { record: (req) => refOf(byId(req.params.id)) });
 
   defineEndpoint(ctx, 'transactions.getByKey', (req) => {
     const entry = byKey(req.params);
-    return entry ? ok(entry.value) : keyNotFound(req.params);
+    return entry ? ok(render(entry.value)) : keyNotFound(req.params);
   }, { record: (req) => transactionRef(req.params.source ?? '', req.params.external_id ?? '') });
 
   defineEndpoint(ctx, 'transactions.delete', (req) => {
@@ -163,17 +171,17 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
     };
     if (existing !== undefined) {
       existing.value = record;
-      return { ...ok(record), record: transactionRef(tx.source, tx.external_id, id) };
+      return { ...ok(render(record)), record: transactionRef(tx.source, tx.external_id, id) };
     }
     state.transactions.insert(id, record, key);
-    return { ...created(record), record: transactionRef(tx.source, tx.external_id, id) };
+    return { ...created(render(record)), record: transactionRef(tx.source, tx.external_id, id) };
   }
 
-  function semanticProblems(tx: TransactionRequest): FieldErrors {
+  function semanticProblems(tx: TransactionBody): FieldErrors {
     const problems: FieldErrors = {};
     const add = (field: string, message: string) => (problems[field] ??= []).push(message);
     const currency = tx.currency_details?.currency;
-    if (currency !== undefined && !ISO_CURRENCIES.has(currency)) add('currency_details.currency', `${currency} is not an ISO 4217 currency code`);
+    if (currency !== undefined && !isCurrency(currency)) add('currency_details.currency', `${currency} is not an ISO 4217 currency code`);
     const refund = tx.refund_info;
     if (refund?.is_refund_linked === true) {
       if (tx.transaction_type !== 'refund') add('refund_info.is_refund_linked', 'only a transaction_type "refund" can be a linked refund');
@@ -191,7 +199,7 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
     return problems;
   }
 
-  function resolve(tx: TransactionRequest): Resolved {
+  function resolve(tx: TransactionBody): Resolved {
     const missing: FieldErrors = {};
     const add = (field: string, message: string) => (missing[field] ??= []).push(message);
 
@@ -224,9 +232,9 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
         const others = state.transactions
           .live()
           .filter((e) => e.key !== ownKey && e.value.created_from === tx.created_from && e.value.refund_info?.is_refund_linked === true);
-        const sum = others.reduce((acc, e) => acc.plus(e.value.refund_info?.refund_linked_percentage ?? '0'), new Money(tx.refund_info.refund_linked_percentage ?? '0'));
+        const sum = others.reduce((acc, e) => acc.plus(e.value.refund_info?.refund_linked_percentage ?? '0'), new Dec(tx.refund_info.refund_linked_percentage ?? '0'));
         if (sum.greaterThan(1)) {
-          add('refund_info.refund_linked_percentage', `the linked refunds of transaction ${tx.created_from} would add up to ${formatDecimal(sum)}, more than the whole (1)`);
+          add('refund_info.refund_linked_percentage', `the linked refunds of transaction ${tx.created_from} would add up to ${plain(sum)}, more than the whole (1)`);
         }
       }
     }
@@ -236,8 +244,8 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
       const originalCustomer = (original.customer_details as { customer_id?: string } | undefined)?.customer_id;
       customer = originalCustomer === undefined ? undefined : state.customers.get(originalCustomer)?.value;
     }
-    const originalAddresses = original?.addresses as TransactionRequest['addresses'] | undefined;
-    const address: AddressRequest | undefined =
+    const originalAddresses = original?.addresses as TransactionBody['addresses'] | undefined;
+    const address: AddressBody | undefined =
       tx.addresses?.shipping ??
       tx.addresses?.billing ??
       (tx.addresses === undefined ? (originalAddresses?.shipping ?? originalAddresses?.billing) : undefined) ??
@@ -278,7 +286,7 @@ export function registerTransactionRoutes(ctx: RouteContext): void {
   }
 }
 
-function responseAddresses(addresses: NonNullable<TransactionRequest['addresses']>, matched: MatchedAddress | undefined) {
+function responseAddresses(addresses: NonNullable<TransactionBody['addresses']>, matched: MatchedAddress | undefined) {
   return {
     ...addresses,
     ...(addresses.shipping === undefined ? {} : { shipping: { ...addresses.shipping, ...(matched === undefined ? {} : { matched_address: matched }) } }),

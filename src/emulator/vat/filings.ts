@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { FilingApproveRequest, FilingCreateRequest, type FilingStatus } from '../../api/schemas/index.js';
-import { Money, formatMoney, type Decimal } from '../../domain/money.js';
+import { fixed, ZERO, type Dec } from '../contract/decimal.js';
+import { ApproveBody as FilingApproveRequest, FilingBody as FilingCreateRequest, type FilingState as FilingStatus } from '../contract/vat-requests.js';
 import { detailAnswer, ok, parseDetailBody, type RecordRef } from '../answer.js';
 import { isoNow } from '../clock.js';
 import { defineEndpoint, type EmuRequest, type RouteContext } from '../routing.js';
 import type { EmulatorState } from '../state.js';
 import { JURISDICTIONS, VAT_TRANSACTION_TYPES } from './reference-data.js';
 import type { VatTransactionRecord } from './transactions.js';
+import { varyBoxes, varyFiling, varyFilingFile } from '../variety/vat.js';
 
 export interface FilingFileRecord {
   id: string;
-  file_type: 'vat_return' | 'submission_receipt' | 'acknowledgment';
+  /** `audit_trail` is a file type added later than the document: listed only when the filing's variety says so. */
+  file_type: 'vat_return' | 'submission_receipt' | 'acknowledgment' | 'audit_trail';
   filename: string;
   created_at: string;
 }
@@ -58,7 +60,7 @@ export function computeBoxes(
   currency: string,
 ): { boxes: DraftBox[]; total_vat_due: string; total_net: string } {
   const types = new Map(VAT_TRANSACTION_TYPES.map((t) => [t.id, t]));
-  const zero = new Money(0);
+  const zero = ZERO;
   let outputVat = zero;
   let reverseVat = zero;
   let salesNet = zero;
@@ -78,7 +80,7 @@ export function computeBoxes(
   }
   const due = outputVat.plus(reverseVat);
   const payable = due.minus(reverseVat);
-  const box = (n: number, description: string, value: Decimal): DraftBox => ({ box_number: String(n), description, value: formatMoney(value, 2), currency });
+  const box = (n: number, description: string, value: Dec): DraftBox => ({ box_number: String(n), description, value: fixed(value, 2), currency });
   return {
     boxes: [
       box(1, 'Output VAT on sales', outputVat),
@@ -91,8 +93,8 @@ export function computeBoxes(
       box(8, 'Intra-EU supplies, net', intraEuNet),
       { box_number: '9', description: 'Number of transactions', value: String(transactions.length), currency },
     ],
-    total_vat_due: formatMoney(payable, 2),
-    total_net: formatMoney(salesNet, 2),
+    total_vat_due: fixed(payable, 2),
+    total_net: fixed(salesNet, 2),
   };
 }
 
@@ -108,13 +110,16 @@ export function dueDate(periodEnd: string): string {
 }
 
 export function registerFilingRoutes(ctx: RouteContext): void {
-  const { state, clock } = ctx;
+  const { state, clock, variety } = ctx;
   const notFound = () => detailAnswer(404, 'Not found.');
+  // Filings have no key of their own: their draws follow the order they were created in.
+  const diceOf = (f: FilingRecord) => variety.dice(`filing#${state.filings.getAny(f.id)?.seq ?? f.id}`);
   const withId = { record: (req: EmuRequest) => (req.params.id === undefined ? undefined : filingRef(req.params.id)) };
   const find = (req: EmuRequest) => state.filings.get(req.params.id ?? '')?.value;
 
   const current = (f: FilingRecord) => f.frozen ?? computeBoxes(periodTransactions(state, f), f.currency);
-  const render = (f: FilingRecord) => {
+  const render = (f: FilingRecord) => varyFiling(canonical(f), diceOf(f));
+  const canonical = (f: FilingRecord) => {
     const { boxes: _boxes, ...totals } = current(f);
     return {
       id: f.id,
@@ -163,7 +168,10 @@ export function registerFilingRoutes(ctx: RouteContext): void {
       filing_reference: null,
       created_at: now,
       updated_at: now,
-      files: [{ id: randomUUID(), file_type: 'vat_return', filename: `vat-return-${body.reporting_period_start}-${body.reporting_period_end}.json`, created_at: now }],
+      files: [
+        { id: randomUUID(), file_type: 'vat_return', filename: `vat-return-${body.reporting_period_start}-${body.reporting_period_end}.json`, created_at: now },
+        { id: randomUUID(), file_type: 'audit_trail', filename: `audit-trail-${body.reporting_period_start}-${body.reporting_period_end}.pdf`, created_at: now },
+      ],
     };
     state.filings.insert(id, filing);
     return { status: 201, body: render(filing), record: filingRef(id) };
@@ -177,8 +185,11 @@ export function registerFilingRoutes(ctx: RouteContext): void {
   defineEndpoint(ctx, 'filings.files', (req) => {
     const filing = find(req);
     if (!filing) return notFound();
+    const dice = diceOf(filing);
     return ok({
-      results: filing.files.map((f) => ({ ...f, download_url: `${req.origin}/api/filing/v1/filings/${filing.id}/files/${f.id}/download/` })),
+      results: filing.files
+        .filter((f) => f.file_type !== 'audit_trail' || dice.on('enums'))
+        .map((f) => varyFilingFile({ ...f, download_url: `${req.origin}/api/filing/v1/filings/${filing.id}/files/${f.id}/download/` }, dice)),
     });
   }, withId);
 
@@ -191,7 +202,7 @@ export function registerFilingRoutes(ctx: RouteContext): void {
       const filing = find(req);
       const file = filing?.files.find((f) => f.id === req.params.file_id);
       if (!filing || !file) return notFound();
-      return ok({ file: file.filename, filing: render(filing), boxes: current(filing).boxes });
+      return ok({ file: file.filename, filing: canonical(filing), boxes: current(filing).boxes });
     },
   });
 
@@ -199,7 +210,7 @@ export function registerFilingRoutes(ctx: RouteContext): void {
     const filing = find(req);
     if (!filing) return notFound();
     const { boxes, total_vat_due } = current(filing);
-    return ok({ boxes, total_vat_due, reporting_period: `${filing.reporting_period_start}/${filing.reporting_period_end}` });
+    return ok(varyBoxes({ boxes, total_vat_due, reporting_period: `${filing.reporting_period_start}/${filing.reporting_period_end}` }, diceOf(filing)));
   }, withId);
 
   defineEndpoint(ctx, 'filings.approve', (req) => {

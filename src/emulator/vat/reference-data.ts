@@ -1,10 +1,10 @@
-import type { RegistrationType } from '../../api/schemas/index.js';
-import { EU_MEMBERS } from '../../domain/reference/countries.js';
+import { EU_STATES } from '../contract/iso-3166.js';
+import type { RegistrationKind } from '../contract/vat-requests.js';
 
 /**
  * Reference data of the VAT emulation: transaction types, jurisdictions and the registration
  * combinations configured by default. The ISO lists, the EU member states and the VAT number
- * formats are taxsync's own (src/domain/reference/), shared with local VAT validation.
+ * formats are the emulator's own reading (../contract/).
  */
 
 export interface VatTransactionTypeInfo {
@@ -91,12 +91,12 @@ export const JURISDICTIONS: Readonly<Record<string, JurisdictionInfo>> = Object.
 );
 
 /** Registration types configured per taxable jurisdiction unless the emulator is told otherwise. */
-export const DEFAULT_REGISTRATION_COMBINATIONS: Readonly<Record<string, readonly RegistrationType[]>> = Object.fromEntries(
-  Object.keys(NAMES).map((iso): [string, RegistrationType[]] => [
+export const DEFAULT_REGISTRATION_COMBINATIONS: Readonly<Record<string, readonly RegistrationKind[]>> = Object.fromEntries(
+  Object.keys(NAMES).map((iso): [string, RegistrationKind[]] => [
     iso,
     iso.startsWith('US-')
       ? ['sales_tax_registration']
-      : EU_MEMBERS.has(iso)
+      : EU_STATES.has(iso)
         ? ['standard', 'one_stop_shop', 'import_one_stop_shop']
         : ['standard'],
   ]),

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { Id as Uuid } from '../contract/primitives.js';
 import {
-  REGISTRATION_ORDER_FIELDS,
-  RegistrationCreateRequest,
-  RegistrationPatchRequest,
-  Uuid,
-  type EntityResponsibleForPayment,
-  type FiscalRepresentativeType,
-  type RegistrationStatus,
-  type RegistrationType,
-} from '../../api/schemas/index.js';
+  ORDER_BY_VALUES as REGISTRATION_ORDER_FIELDS,
+  RegistrationBody as RegistrationCreateRequest,
+  type RegistrationBody,
+  RegistrationPatchBody as RegistrationPatchRequest,
+  type FiscalRepresentative as FiscalRepresentativeType,
+  type PaymentResponsible as EntityResponsibleForPayment,
+  type RegistrationKind as RegistrationType,
+  type RegistrationState as RegistrationStatus,
+} from '../contract/vat-requests.js';
 import { detailAnswer, issuesToFields, noContent, ok, parseDetailBody, summariseFields, type Answer, type RecordRef } from '../answer.js';
 import { hasPermission, scopedEntities, type RegistrationPermission, type TokenClaims } from '../auth.js';
 import { isoNow, today } from '../clock.js';
@@ -18,6 +19,7 @@ import { defineEndpoint, type EmuRequest, type RouteContext } from '../routing.j
 import type { EmulatorState } from '../state.js';
 import type { Entry } from '../store.js';
 import { JURISDICTIONS, displayOf } from './reference-data.js';
+import { varyRegistration, varyRegistrationPage } from '../variety/vat.js';
 
 /** One per (entity, taxable jurisdiction); created with the first registration of the pair. */
 export interface EntityJurisdiction {
@@ -90,9 +92,12 @@ const ListQuery = z.object({
 });
 
 export function registerRegistrationRoutes(ctx: RouteContext): void {
-  const { state, clock, settings } = ctx;
+  const { state, clock, settings, variety } = ctx;
   const entityNames = new Map(settings.entities.map((e) => [e.id, e.name]));
-  const render = (r: RegistrationRecord) => renderRegistration(r, today(clock), entityNames.get(r.entity) ?? `Entity ${r.entity.slice(0, 8)}`);
+  const entityName = (r: RegistrationRecord) => entityNames.get(r.entity) ?? `Entity ${r.entity.slice(0, 8)}`;
+  // Registrations have no key of their own: their draws follow the order they were created in.
+  const render = (r: RegistrationRecord) =>
+    varyRegistration(renderRegistration(r, today(clock), entityName(r)), variety.dice(`registration#${state.registrations.getAny(r.id)?.seq ?? r.id}`));
   const forbidden = (permission: RegistrationPermission, entity?: string) =>
     detailAnswer(403, `You do not have permission to perform this action (needs ${permission}${entity === undefined ? '' : ` for entity ${entity}`}).`);
   const mayAtAll = (claims: TokenClaims | undefined, permission: RegistrationPermission) =>
@@ -136,7 +141,7 @@ export function registerRegistrationRoutes(ctx: RouteContext): void {
     const parsed = parseDetailBody(partial ? RegistrationPatchRequest : RegistrationCreateRequest, req.body);
     if (!parsed.ok) return parsed.answer;
     const current = found.entry.value;
-    const base: RegistrationCreateRequest = partial ? { ...requestOf(current), ...parsed.value } : (parsed.value as RegistrationCreateRequest);
+    const base: RegistrationBody = partial ? { ...requestOf(current), ...parsed.value } : (parsed.value as RegistrationBody);
     if (base.entity !== current.entity && !hasPermission(req.claims as TokenClaims, 'REGISTRATION_EDIT', base.entity)) {
       return forbidden('REGISTRATION_EDIT', base.entity);
     }
@@ -156,7 +161,7 @@ export function registerRegistrationRoutes(ctx: RouteContext): void {
   }, withId);
 
   function build(
-    body: RegistrationCreateRequest,
+    body: RegistrationBody,
     id: string,
     createdAt: string,
     now: string,
@@ -224,7 +229,7 @@ export function registerRegistrationRoutes(ctx: RouteContext): void {
       }
       return true;
     });
-    if (q.order_by !== undefined) rows = sortRegistrations(rows, q.order_by, (r) => render(r).entity_detail.name);
+    if (q.order_by !== undefined) rows = sortRegistrations(rows, q.order_by, entityName);
 
     const pageSize = q.page_size === undefined ? settings.registrationPageSize : Number(q.page_size);
     const page = q.page === undefined ? 1 : Number(q.page);
@@ -236,16 +241,13 @@ export function registerRegistrationRoutes(ctx: RouteContext): void {
       params.set('page', String(target));
       return `${req.origin}/registrations/v1/registrations/?${params.toString()}`;
     };
-    return {
-      status: 200,
-      headers: CACHE_HEADERS,
-      body: {
-        count: rows.length,
-        next: page < pages ? link(page + 1) : null,
-        previous: page > 1 ? link(page - 1) : null,
-        results: rows.slice((page - 1) * pageSize, page * pageSize).map((e) => render(e.value)),
-      },
+    const body = {
+      count: rows.length,
+      next: page < pages ? link(page + 1) : null,
+      previous: page > 1 ? link(page - 1) : null,
+      results: rows.slice((page - 1) * pageSize, page * pageSize).map((e) => render(e.value)),
     };
+    return { status: 200, headers: CACHE_HEADERS, body: varyRegistrationPage(body, variety.dice('list:registrations')) };
   }
 }
 
@@ -307,7 +309,7 @@ function sortRegistrations(rows: Entry<RegistrationRecord>[], orderBy: string, e
   });
 }
 
-function requestOf(r: RegistrationRecord): RegistrationCreateRequest {
+function requestOf(r: RegistrationRecord): RegistrationBody {
   const optional = <T>(v: T | null): T | undefined => (v === null ? undefined : v);
   return {
     taxable_jurisdiction: r.taxable_jurisdiction,

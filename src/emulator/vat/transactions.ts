@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { VatTransactionRequest } from '../../api/schemas/index.js';
-import type { FieldErrors } from '../../domain/errors.js';
+import type { FieldErrors } from '../contract/primitives.js';
 import { errorAnswer, mergeFields, ok, type RecordRef } from '../answer.js';
 import { isoNow, today } from '../clock.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { VAT_TRANSACTION_TYPES } from './reference-data.js';
+import type { VatSubmission } from './rules.js';
 import { validateVatSubmission } from './validation.js';
+import { varyTransactionType, varyVatTransaction } from '../variety/vat.js';
 
 /** A stored VAT transaction: the request (strings trimmed) plus the service's fields. */
-export type VatTransactionRecord = VatTransactionRequest & {
+export type VatTransactionRecord = VatSubmission & {
   id: string;
   validity_status: 'valid' | 'warning';
   compliance_status: 'valid' | 'warning';
@@ -28,7 +29,7 @@ const vatRef = (body: unknown): RecordRef | undefined => {
 };
 
 export function registerVatTransactionRoutes(ctx: RouteContext): void {
-  const { state, clock, settings } = ctx;
+  const { state, clock, settings, variety } = ctx;
   const types = new Map(VAT_TRANSACTION_TYPES.map((t) => [t.id, t]));
 
   const submit = (body: unknown) => {
@@ -53,7 +54,10 @@ export function registerVatTransactionRoutes(ctx: RouteContext): void {
       ...(withWarnings ? { warnings } : {}),
     };
     state.vatTransactions.insert(id, record, vatKey(record.entity_jurisdiction, record.invoice_number));
-    return { status: withWarnings ? 200 : 201, body: record, record: { kind: 'vat' as const, key: vatRef(record)?.key ?? '', id } };
+    // Drawn by invoice number and, once registered, the entity and jurisdiction: stable across runs.
+    const ej = state.entityJurisdictions.get(record.entity_jurisdiction);
+    const dice = variety.dice(`vat:${ej === undefined ? record.entity_jurisdiction : `${ej.entity}:${ej.taxable_jurisdiction}`}:${record.invoice_number}`);
+    return { status: withWarnings ? 200 : 201, body: varyVatTransaction(record, dice), record: { kind: 'vat' as const, key: vatRef(record)?.key ?? '', id } };
   };
 
   defineEndpoint(ctx, 'vat.submit', (req) => submit(req.body), { record: (req) => vatRef(req.body) });
@@ -73,7 +77,7 @@ export function registerVatTransactionRoutes(ctx: RouteContext): void {
       count: VAT_TRANSACTION_TYPES.length,
       next: null,
       previous: null,
-      results: VAT_TRANSACTION_TYPES.map(({ id, name, description }) => ({ id, name, description })),
+      results: VAT_TRANSACTION_TYPES.map(({ id, name, description }) => varyTransactionType({ id, name, description }, variety.dice(`type:${id}`))),
     }),
   );
 }

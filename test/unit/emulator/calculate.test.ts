@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Money } from '../../../src/domain/money.js';
+import { Dec as Money } from '../../../src/emulator/contract/decimal.js';
 import { DEFAULT_TAX_TABLE } from '../../../src/emulator/index.js';
 import { allocate, calculate, type CalcInput, type CalcResult } from '../../../src/emulator/tax-engine/calculate.js';
 import { exemptionApplies, type ExemptionRecord } from '../../../src/emulator/tax-engine/exemptions.js';

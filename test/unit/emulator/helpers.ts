@@ -1,14 +1,14 @@
 import { afterEach, beforeEach } from 'vitest';
-import type { TaxsyncError } from '../../../src/domain/errors.js';
-import { createApiClients, type ApiClients } from '../../../src/api/index.js';
-import { Secret } from '../../../src/config/secret.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.js';
+import { testVariety } from '../../helpers/emulator-variety.js';
+
+// The emulator's own tests speak plain HTTP (fetch): they never import the client or the mapping,
+// so the emulator stays a second, independent reading of the documents.
 
 export type Running = Emulator & { url: string };
 
 export interface EmulatorTestContext {
   emulator: Running;
-  clients: ApiClients;
   /** A bearer token from variant B, fetched once per test. */
   token(): Promise<string>;
   /** Raw HTTP against the emulator; the body is parsed when it is JSON. */
@@ -23,23 +23,15 @@ export interface RawResponse {
   body: any;
 }
 
-/** A fresh emulator on 127.0.0.1, port 0, and the real clients pointed at it, for each test. */
-export function useEmulator(options: EmulatorOptions & { variantA?: boolean } = {}): EmulatorTestContext {
+/** A fresh emulator on 127.0.0.1, port 0, for each test; variety from testVariety() unless given. */
+export function useEmulator(options: EmulatorOptions = {}): EmulatorTestContext {
   const ctx = {} as EmulatorTestContext;
   let cachedToken: string | undefined;
   beforeEach(async () => {
-    const { variantA, ...emulatorOptions } = options;
-    ctx.emulator = await startEmulator({ control: true, ...emulatorOptions });
-    ctx.clients = createApiClients({
-      taxUrl: ctx.emulator.url,
-      ...(variantA ? { authUrl: ctx.emulator.url } : {}),
-      clientId: DEFAULT_CLIENT.clientId,
-      clientSecret: new Secret(DEFAULT_CLIENT.clientSecret),
-    });
+    ctx.emulator = await startEmulator({ control: true, variety: testVariety(), ...options });
     cachedToken = undefined;
   });
   afterEach(async () => {
-    await ctx.clients.close();
     await ctx.emulator.close();
   });
   ctx.token = async () => {
@@ -48,36 +40,35 @@ export function useEmulator(options: EmulatorOptions & { variantA?: boolean } = 
     cachedToken = res.body.access_token as string;
     return cachedToken;
   };
-  ctx.http = async (method, path, opts = {}) => {
-    const token = opts.token === undefined ? await ctx.token() : opts.token;
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    let body = opts.body;
-    if (opts.json !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(opts.json);
-    }
-    const res = await fetch(`${ctx.emulator.url}${path}`, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
-    return { status: res.status, headers: res.headers, body: parsed };
-  };
+  ctx.http = (method, path, opts = {}) => rawHttp(ctx.emulator.url, method, path, opts.token === undefined ? () => ctx.token() : async () => opts.token ?? null, opts);
   return ctx;
 }
 
-/** Captures the rejection of a promise (fails when it resolves). */
-export async function rejectionOf(promise: Promise<unknown>): Promise<TaxsyncError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as TaxsyncError;
+/** One request with fetch; the body parsed when it is JSON. */
+export async function rawHttp(
+  base: string,
+  method: string,
+  path: string,
+  token: () => Promise<string | null>,
+  opts: { json?: unknown; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
+  const bearer = await token();
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
+  let body = opts.body;
+  if (opts.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(opts.json);
   }
-  throw new Error('expected the promise to reject');
+  const res = await fetch(`${base}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = text;
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
 }
 
 export const NYC = { street: '350 5th Ave', city: 'New York', state: 'NY', zip: '10001', country: 'US' };

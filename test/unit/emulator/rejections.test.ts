@@ -190,7 +190,8 @@ describe('VAT submission: each of the ten rules gives a 422 field error', () => 
     const id = await ej();
     const near = await submit(vatBody(id, { vat: '19.03', gross: '119.03' }));
     expect(near.status).toBe(200);
-    expect(near.body).toMatchObject({ validity_status: 'warning', compliance_status: 'valid' });
+    // A varied answer may say pending_review for a compliance check that found nothing; never warning or error.
+    expect(near.body).toMatchObject({ validity_status: 'warning', compliance_status: expect.stringMatching(/^(valid|pending_review)$/) });
     expect(near.body.warnings.vat[0]).toMatch(/within the tolerance/);
     const noNumber = await submit(vatBody(id, { invoice_number: 'INV-2', vat_number: undefined }));
     expect(noNumber.status).toBe(200);

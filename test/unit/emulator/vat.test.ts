@@ -139,7 +139,8 @@ describe('registrations over HTTP', () => {
 });
 
 describe('filings over HTTP', () => {
-  const ctx = useEmulator({ control: true });
+  // Exact statuses, totals and file lists: the canonical answers (the variety is tested in variety.test.ts).
+  const ctx = useEmulator({ control: true, variety: 'strict' });
 
   it('refuses unknown filing types, inverted periods and bad approve bodies with {detail}', async () => {
     const unknown = await ctx.http('POST', '/api/filing/v1/filings/', {

@@ -5,7 +5,7 @@ import { mapExemption } from '../../../src/mapping/exemption.js';
 import { mapInvoice } from '../../../src/mapping/invoice.js';
 import { mapRefund } from '../../../src/mapping/refund.js';
 import { invoiceAmount } from '../../../src/mapping/refund-fraction.js';
-import { NYC, useEmulator } from '../emulator/helpers.js';
+import { NYC, useEmulatorClients as useEmulator } from '../../helpers/emulator-clients.js';
 import { ctx, customerData, exemptionData, invoiceData, refundData, sent } from './helpers.js';
 
 // The emulator is the contract's executable form: what the mappers send must be accepted as is.

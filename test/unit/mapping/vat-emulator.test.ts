@@ -4,7 +4,7 @@ import type { Registration } from '../../../src/api/schemas/vat.js';
 import { validateVatTransaction } from '../../../src/mapping/vat-validation.js';
 import { VatSettings, matchRegistration, registrationRef } from '../../../src/mapping/vat-settings.js';
 import { mapVatSubmission } from '../../../src/mapping/vat/index.js';
-import { ENTITY, keysOf, useEmulator } from '../emulator/helpers.js';
+import { ENTITY, keysOf, useEmulatorClients as useEmulator } from '../../helpers/emulator-clients.js';
 import { bodies, businessIn, consumerIn, vatInvoice } from './vat-fixtures.js';
 
 // The emulator runs the same rules as the local validator (one function), plus rule 7 and its

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { hasCode } from '../../../src/domain/errors.js';
-import { NYC, keysOf, rejectionOf, useEmulator } from './helpers.js';
+import { NYC, amount, keysOf, rejectionOf, useEmulatorClients } from '../../helpers/emulator-clients.js';
+
+// The client's reading against the emulator's, with the emulator's variety on: assertions are on
+// meaning (values of amounts, what a status stands for), not on how a varied answer writes them.
 
 // The real clients of src/api against the emulator, endpoint by endpoint of tax-calculation-api.md.
 
 describe('tax engine contract: tokens', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('variant B issues a JWT with expires_in and expire_at, and verify returns its claims', async () => {
     const claims = await ctx.clients.tax.verify();
@@ -29,7 +32,7 @@ describe('tax engine contract: tokens', () => {
 });
 
 describe('tax engine contract: variant A token endpoint', () => {
-  const ctx = useEmulator({ variantA: true, tokenTtlSeconds: 120 });
+  const ctx = useEmulatorClients({ variantA: true, tokenTtlSeconds: 120 });
 
   it('serves the form-encoded /oauth/token and the token works on every API', async () => {
     const claims = await ctx.clients.tax.verify();
@@ -42,7 +45,8 @@ describe('tax engine contract: variant A token endpoint', () => {
       body: 'grant_type=client_credentials&client_id=taxsync-dev&client_secret=taxsync-dev-secret',
     });
     expect(form.status).toBe(200);
-    expect(keysOf(form.body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+    expect(keysOf(form.body)).toEqual(expect.arrayContaining(['access_token', 'expires_in', 'token_type']));
+    expect(form.body).not.toHaveProperty('expire_at');
     const wrongGrant = await ctx.http('POST', '/oauth/token', {
       token: null,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -53,7 +57,7 @@ describe('tax engine contract: variant A token endpoint', () => {
 });
 
 describe('tax engine contract: customers', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('upserts by (source, external_id): a repeat updates the same record, another source makes a new one', async () => {
     const { customers } = ctx.clients.tax;
@@ -112,7 +116,7 @@ describe('tax engine contract: customers', () => {
 });
 
 describe('tax engine contract: exemptions', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('creates, reads, updates, lists and soft-deletes', async () => {
     const { exemptions, customers } = ctx.clients.tax;
@@ -155,7 +159,7 @@ describe('tax engine contract: exemptions', () => {
 });
 
 describe('tax engine contract: transactions', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('upserts with tax computed, reads by id and key, lists and soft-deletes by id and key', async () => {
     const { transactions } = ctx.clients.tax;
@@ -171,11 +175,14 @@ describe('tax engine contract: transactions', () => {
     });
     expect(invoice.tenant_id).toBeDefined();
     expect(invoice.transaction_type).toBe('invoice');
-    expect(invoice.items?.[0]).toMatchObject({ total_price: '200.00', taxable_category: 'taxable', taxability_reason: 'standard_rated' });
+    expect(invoice.items?.[0]).toMatchObject({ taxable_category: 'taxable', taxability_reason: 'standard_rated' });
+    expect(amount(invoice.items?.[0]?.total_price)).toBe('200');
     // NYC: 4% + 4.5% + 0.375% = 8.875% on 200.00 and on 10.00 shipping.
-    expect(invoice.items?.[0]?.tax?.total_tax).toBe('17.75');
-    expect(invoice.tax?.total_tax).toBe('18.64');
-    expect(invoice.addresses?.shipping?.matched_address).toMatchObject({ match_level: 'street', low_confidence_warning: false });
+    expect(amount(invoice.items?.[0]?.tax?.total_tax)).toBe('17.75');
+    expect(amount(invoice.tax?.total_tax)).toBe('18.64');
+    // A varied answer may leave matched_address out, or name the street level `rooftop`.
+    const matched = invoice.addresses?.shipping?.matched_address;
+    if (matched !== undefined) expect(matched).toMatchObject({ match_level: expect.stringMatching(/^(street|rooftop)$/), low_confidence_warning: false });
     const inline = await ctx.clients.tax.customers.getByKey('api', 'c-inline');
     expect(invoice.customer_details?.customer_id).toBe(inline.id);
 
@@ -200,7 +207,7 @@ describe('tax engine contract: transactions', () => {
       addresses: { shipping: NYC },
       items: [{ unit_price: '100.00' }],
     });
-    expect(invoice.tax?.total_tax).toBe('8.88');
+    expect(amount(invoice.tax?.total_tax)).toBe('8.88');
     const refund = await transactions.upsert({
       source: 'api',
       external_id: 'refund-inv-2-1',
@@ -209,8 +216,8 @@ describe('tax engine contract: transactions', () => {
       refund_info: { is_refund_linked: true, refund_linked_percentage: '0.5' },
       items: [{ unit_price: '50.00' }],
     });
-    expect(refund.tax?.total_tax).toBe('4.44');
-    expect(refund.items?.[0]?.tax?.total_tax).toBe('4.44');
+    expect(amount(refund.tax?.total_tax)).toBe('4.44');
+    expect(amount(refund.items?.[0]?.tax?.total_tax)).toBe('4.44');
     expect(refund.created_from).toBe(invoice.id);
   });
 });

@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { createApiClients } from '../../../src/api/index.js';
 import { Secret } from '../../../src/config/secret.js';
 import { hasCode } from '../../../src/domain/errors.js';
-import { ENTITY, keysOf, rejectionOf, useEmulator, vatBody } from './helpers.js';
+import { ENTITY, amount, keysOf, rejectionOf, useEmulatorClients, vatBody } from '../../helpers/emulator-clients.js';
+
+// The client's reading against the emulator's, with the emulator's variety on: assertions are on
+// meaning (values of amounts, what a status stands for), not on how a varied answer writes them.
 
 // The real clients of src/api against the emulator, endpoint by endpoint of vat-compliance-api.md.
 
 describe('VAT contract: transactions and types', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   async function entityJurisdiction(): Promise<string> {
     const reg = await ctx.clients.vat.registrations.create({ taxable_jurisdiction: 'DE', entity: ENTITY, date_of_registration: '2024-01-01' });
@@ -24,7 +27,7 @@ describe('VAT contract: transactions and types', () => {
     const ej = await entityJurisdiction();
     const created = await ctx.clients.vat.submitTransaction(vatBody(ej) as never);
     expect(created).toMatchObject({ status: 201, withWarnings: false });
-    expect(created.transaction).toMatchObject({ invoice_number: 'INV-1001', validity_status: 'valid', compliance_status: 'valid', committed: true });
+    expect(created.transaction).toMatchObject({ invoice_number: 'INV-1001', validity_status: 'valid', compliance_status: expect.stringMatching(/^(valid|pending_review)$/), committed: true });
 
     const warned = await ctx.clients.vat.submitTransaction(vatBody(ej, { invoice_number: 'INV-1002', vat_number: undefined }) as never);
     expect(warned).toMatchObject({ status: 200, withWarnings: true });
@@ -52,7 +55,7 @@ describe('VAT contract: transactions and types', () => {
 });
 
 describe('VAT contract: registrations', () => {
-  const ctx = useEmulator({ registrationPageSize: 2 });
+  const ctx = useEmulatorClients({ registrationPageSize: 2 });
 
   it('creates, reads, updates, patches, lists (following next links) and deletes', async () => {
     const { registrations } = ctx.clients.vat;
@@ -109,7 +112,7 @@ describe('VAT contract: registrations', () => {
 });
 
 describe('VAT contract: filings', () => {
-  const ctx = useEmulator();
+  const ctx = useEmulatorClients();
 
   it('creates a filing whose draft boxes come from the submitted transactions, lists its files and approves it', async () => {
     const { vat } = ctx.clients;
@@ -120,17 +123,19 @@ describe('VAT contract: filings', () => {
     await vat.submitTransaction(vatBody(ej, { invoice_number: 'INV-APRIL', reporting_period: '2025-04-01' }) as never);
 
     const filing = await vat.filings.create({ registration_filing_type: reg.id, reporting_period_start: '2025-03-01', reporting_period_end: '2025-03-31' });
-    expect(filing).toMatchObject({ status: 'draft', currency: 'EUR', total_vat_due: '28.50', total_net: '150.00', due_date: '2025-05-07' });
+    expect(filing).toMatchObject({ status: expect.stringMatching(/^(draft|in_preparation)$/), currency: 'EUR', due_date: '2025-05-07' });
+    expect([amount(filing.total_vat_due), amount(filing.total_net)]).toEqual(['28.5', '150']);
     expect((await vat.filings.get(filing.id)).id).toBe(filing.id);
 
     const draft = await vat.filings.draftReturnBoxes(filing.id);
-    expect(draft.total_vat_due).toBe('28.50');
-    expect(draft.boxes.find((b) => b.box_number === '1')).toMatchObject({ value: '28.50', currency: 'EUR' });
-    expect(draft.boxes.find((b) => b.box_number === '9')?.value).toBe('2');
+    expect(amount(draft.total_vat_due)).toBe('28.5');
+    expect(draft.boxes.find((b) => b.box_number === '1')).toMatchObject({ currency: 'EUR' });
+    expect(amount(draft.boxes.find((b) => b.box_number === '1')?.value)).toBe('28.5');
+    expect(amount(draft.boxes.find((b) => b.box_number === '9')?.value)).toBe('2');
 
-    const files = await vat.filings.files(filing.id);
+    // A varied answer may list a file of a type added later (audit_trail) beside the return.
+    const files = (await vat.filings.files(filing.id)).filter((f) => f.file_type === 'vat_return');
     expect(files).toHaveLength(1);
-    expect(files[0]).toMatchObject({ file_type: 'vat_return' });
     const download = await ctx.http('GET', new URL(files[0]!.download_url!).pathname);
     expect(download.status).toBe(200);
 
@@ -142,7 +147,7 @@ describe('VAT contract: filings', () => {
 
     // Approved boxes are frozen: a late submission no longer changes them.
     await vat.submitTransaction(vatBody(ej, { invoice_number: 'INV-LATE' }) as never);
-    expect((await vat.filings.draftReturnBoxes(filing.id)).total_vat_due).toBe('28.50');
+    expect(amount((await vat.filings.draftReturnBoxes(filing.id)).total_vat_due)).toBe('28.5');
   });
 
   it('answers 404 {detail} for an unknown filing', async () => {
