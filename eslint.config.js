@@ -25,7 +25,7 @@ const EMULATOR_INDEPENDENT = {
   patterns: [
     {
       group: EMULATOR_FORBIDDEN.flatMap((dir) => [`../${dir}`, `../${dir}/**`, `../../${dir}`, `../../${dir}/**`, `../../../${dir}/**`, `**/src/${dir}/**`]),
-      message: 'src/emulator is an independent reading of the specs: write it again from /work/shared/spec, do not import taxsync code.',
+      message: 'src/emulator is an independent reading of the specs: write it again from the service documents, do not import taxsync code.',
     },
   ],
 };

@@ -1,7 +1,6 @@
 import { createApiClients, type ApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
-import { DEFAULT_CLIENT } from '../emulator/auth.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisTarget } from '../queue/connection.js';
 import { connectApi } from './api.js';
@@ -101,6 +100,8 @@ export async function clientApi(booted: { config: Config; logger: Logger; lifecy
   if (!config.usesEmulator) return connectApi(config, logger, lifecycle);
   const url = await clientEmulatorUrl(config);
   logger.info({ url }, "TAX_API_URL unset: using the running daemon's built-in emulator");
+  // Loaded only here: commands that talk to a configured API never load the emulator.
+  const { DEFAULT_CLIENT } = await import('../emulator/index.js');
   const clients = createApiClients({
     taxUrl: url,
     clientId: DEFAULT_CLIENT.clientId,

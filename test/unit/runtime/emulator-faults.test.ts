@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addFault, clearFaults, describeFault, listFaults } from '../../../src/runtime/emulator-faults.js';
 import { startEmulator } from '../../../src/emulator/index.js';
-import { useEmulator } from '../emulator/helpers.js';
+import { useEmulatorClients as useEmulator } from '../../helpers/emulator-clients.js';
 
 describe('taxsync faults, against the emulator control API', () => {
   const ctx = useEmulator({ control: true });

@@ -3,7 +3,7 @@ import { DEFAULT_SETTINGS, parseSettings } from '../../../src/config/settings.js
 import { vatEnabled } from '../../../src/mapping/index.js';
 import { createLogger } from '../../../src/observability/logger.js';
 import { ZERO_CONFIG_ENTITY, ensureRegistrations, withZeroConfigVat } from '../../../src/runtime/zero-config-vat.js';
-import { useEmulator } from '../emulator/helpers.js';
+import { useEmulatorClients as useEmulator } from '../../helpers/emulator-clients.js';
 
 const logger = createLogger({ level: 'silent' });
 
