@@ -1,6 +1,7 @@
 import type { TaxClient } from '../api/index.js';
 import { mapCustomer, type MappingSettings } from '../mapping/index.js';
 import { accepted, acceptedOutcome, deleted, notSent } from './outcome.js';
+import { sentHash } from './sent-hash.js';
 import type { RecordHandler } from './types.js';
 
 /** customer.upserted → PUT /v1/customers/; customer.deleted → DELETE by key. */
@@ -15,11 +16,12 @@ export function createCustomerHandler(deps: { tax: TaxClient; settings: MappingS
           () => deps.tax.customers.upsert(mapped.body),
           async () => (await deps.tax.customers.getByKey(source, external_id)).id,
         );
-        if (answer.kind === 'unreadable') return acceptedOutcome('customer', answer, 'so it was read back by key');
-        return { kind: 'done', detail: `customer ${answer.record.id} upserted`, taxId: answer.record.id };
+        const hash = sentHash(mapped.body);
+        if (answer.kind === 'unreadable') return { ...acceptedOutcome('customer', answer, 'so it was read back by key'), sentHash: hash };
+        return { kind: 'done', detail: `customer ${answer.record.id} upserted`, taxId: answer.record.id, sentHash: hash };
       }
       case 'customer.deleted':
-        return deleted(() => deps.tax.customers.deleteByKey(ctx.record.source, ctx.record.external_id), 'customer');
+        return { ...(await deleted(() => deps.tax.customers.deleteByKey(ctx.record.source, ctx.record.external_id), 'customer')), sentHash: null };
       default:
         return { kind: 'done', detail: `nothing sent: ${event.type} is not a customer event` };
     }

@@ -64,7 +64,7 @@ export async function accepted<T>(write: () => Promise<T>, learn?: () => Promise
 }
 
 /** The outcome of a write accepted with an answer taxsync could not read its id from. */
-export function acceptedOutcome(what: string, answer: Extract<Accepted<unknown>, { kind: 'unreadable' }>, how: string): HandlerOutcome {
+export function acceptedOutcome(what: string, answer: Extract<Accepted<unknown>, { kind: 'unreadable' }>, how: string): Extract<HandlerOutcome, { kind: 'done' }> {
   return answer.id !== undefined
     ? { kind: 'done', status: answer.status, taxId: answer.id, detail: `${what} ${answer.id} accepted (${answer.status}); its answer had no readable id, ${how}` }
     : { kind: 'done', status: answer.status, idUnknown: true, detail: `${what} accepted (${answer.status}), tax engine id unknown: ${answer.why}` };

@@ -277,7 +277,13 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
         fields: outcome.idUnknown
           ? { first_failed_at: null, waiting_since: null, tax_id: null }
-          : { first_failed_at: null, waiting_since: null, create_pending: null, ...(outcome.taxId ? { tax_id: outcome.taxId } : {}) },
+          : {
+              first_failed_at: null,
+              waiting_since: null,
+              create_pending: null,
+              ...(outcome.taxId ? { tax_id: outcome.taxId } : {}),
+              ...(outcome.sentHash === undefined ? {} : { sent_hash: outcome.sentHash }),
+            },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
           entries: [

@@ -2,7 +2,6 @@ import type { TaxClient } from '../api/index.js';
 import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
 import { Money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
-import type { Customer, CustomerRequest } from '../api/schemas/index.js';
 import {
   mapInvoice,
   mapInvoiceCancelled,
@@ -15,6 +14,7 @@ import {
 import type { RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
 import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
+import { sentHash } from './sent-hash.js';
 import type { HandlerOutcome, RecordHandler } from './types.js';
 
 export interface TransactionHandlerDeps {
@@ -26,21 +26,6 @@ export interface TransactionHandlerDeps {
 
 function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undefined {
   return event?.type === 'invoice.upserted' ? event.data : undefined;
-}
-
-/** JSON with object keys sorted, so two values compare equal whatever order a service wrote them in. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
-
-/** Does the engine's customer already hold every fact of the body? (Then the upsert is skipped.) */
-function holds(engine: Customer, body: CustomerRequest): boolean {
-  const have = engine as Record<string, unknown>;
-  return Object.entries(body).every(([field, value]) => canonical(have[field]) === canonical(value));
 }
 
 function previousRefund(event: CanonicalEvent | undefined): RefundData | undefined {
@@ -88,16 +73,20 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     const customer = invoice.customer;
     if (customer === undefined) return undefined;
     const customerKey = { kind: 'customer' as const, source: event.record.source, external_id: customer.external_id };
-    const own = (await deps.records.read(customerKey)).appliedEvent;
+    const state = await deps.records.read(customerKey);
+    const own = state.appliedEvent;
     const known = own?.type === 'customer.upserted' ? own : undefined;
     if (known && Date.parse(known.occurred_at) > Date.parse(event.occurred_at)) return undefined;
     const mapped = mapInvoiceCustomer(customer, { key: customerKey, settings: deps.settings, ...(known ? { known: known.data } : {}) });
     if (mapped.kind === 'ignore') return undefined;
     if (mapped.kind !== 'send') return notSent(mapped);
-    const engine = await found(() => deps.tax.customers.getByKey(customerKey.source, customerKey.external_id));
-    if (engine && holds(engine, mapped.body)) return undefined;
+    // The body last accepted for this customer (by its own job or an earlier invoice) is what the
+    // engine holds: the same body again needs no call, a different one is sent.
+    const hash = sentHash(mapped.body);
+    if (state.sentHash === hash) return undefined;
     // Only that the facts are stored matters here: an answer without a readable id is fine.
     await accepted(() => deps.tax.customers.upsert(mapped.body));
+    await deps.records.setFields(customerKey, { sent_hash: hash });
     return undefined;
   }
 

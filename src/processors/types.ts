@@ -24,6 +24,8 @@ export type HandlerOutcome =
        * and an exemption's pending-create mark stays so its next write looks for it first.
        */
       idUnknown?: boolean;
+      /** sentHash() of the body the service accepted (kept as the record's `sent_hash`); null clears it (a deletion). */
+      sentHash?: string | null;
     }
   /**
    * Something it needs is not there yet (a refund's invoice, an exemption's customer). `missing`

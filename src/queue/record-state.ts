@@ -27,6 +27,8 @@ export interface RecordState {
    * when an older version wrote the mark (see the exemption processor).
    */
   createPending: string | undefined;
+  /** A hash of the last body the service accepted for this record (sentHash()), once known. */
+  sentHash: string | undefined;
 }
 
 export interface RecordStore {
@@ -54,7 +56,7 @@ export interface RecordStore {
   reopen(key: RecordKey): Promise<number>;
 }
 
-export type StateFields = Partial<Record<'tax_id' | 'waiting_since' | 'first_failed_at' | 'create_pending', string | null>>;
+export type StateFields = Partial<Record<'tax_id' | 'waiting_since' | 'first_failed_at' | 'create_pending' | 'sent_hash', string | null>>;
 
 /** What markApplied writes in the same transaction. */
 export interface AppliedWith {
@@ -93,7 +95,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
   const redis = withScripts(connection);
   async function read(key: RecordKey): Promise<RecordState> {
     const recordKey = recordKeyString(key);
-    const [seqField, appliedSeqField, taxId, waitingSince, firstFailedAt, createPending, held, appliedJson] = await redis.taxsyncReadState(
+    const [seqField, appliedSeqField, taxId, waitingSince, firstFailedAt, createPending, held, appliedJson, sentHash] = await redis.taxsyncReadState(
       keys.state(recordKey),
       keys.event(recordKey),
       keys.applied(recordKey),
@@ -118,6 +120,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       waitingSince: waitingSince ? Number(waitingSince) : undefined,
       firstFailedAt: firstFailedAt ?? undefined,
       createPending: createPending ?? undefined,
+      sentHash: sentHash ?? undefined,
     };
   }
   async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also: AppliedWith = {}): Promise<number> {
