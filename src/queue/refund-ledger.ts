@@ -23,7 +23,14 @@ export interface RefundLedger {
 
 // Deletes the lock only if this holder still owns it.
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-const LOCK_MS = 60_000;
+// Extends the lock only if this holder still owns it.
+const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
+/**
+ * Short, and renewed every third of it while its holder works: a holder that dies (a killed
+ * worker) frees the invoice's refunds within LOCK_MS, while a live one keeps it however long its
+ * calls take.
+ */
+const LOCK_MS = 15_000;
 
 export function createRefundLedger(redis: RedisClient, keys: Keys): RefundLedger {
   const key = (invoice: RecordKey) => keys.refunds(recordKeyString(invoice));
@@ -46,9 +53,15 @@ export function createRefundLedger(redis: RedisClient, keys: Keys): RefundLedger
       if ((await redis.set(lock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') {
         throw new TaxsyncError('RECORD_BUSY', `another refund of invoice ${invoice.external_id} is being sent`);
       }
+      const renew = setInterval(() => {
+        // A failed renewal is harmless here: the next one (or the release) tries again.
+        redis.eval(EXTEND, 1, lock, token, LOCK_MS).catch(() => undefined);
+      }, LOCK_MS / 3);
+      renew.unref();
       try {
         return await fn();
       } finally {
+        clearInterval(renew);
         await redis.eval(RELEASE, 1, lock, token);
       }
     },
