@@ -5,6 +5,7 @@ import type { Config } from '../config/index.js';
 import { Secret } from '../config/secret.js';
 import type { Settings } from '../config/settings.js';
 import { CONNECTORS } from '../connectors/registry.js';
+import { formatMoney, isoExponent, money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
 import { vatEnabled, type VatSettings } from '../mapping/index.js';
 import { found } from '../processors/outcome.js';
@@ -211,13 +212,16 @@ async function lookUp(api: ApiClients, expected: DemoExpectation, source: string
 }
 
 function transactionView(tx: Transaction): Omit<DemoRecord, 'connector' | 'record' | 'source' | 'external_id'> {
+  const currency = tx.currency_details?.currency;
+  // A service writes decimals at any scale ("80", "80.000000"); people read them in the currency's minor units.
+  const shown = (value: string) => (currency === undefined ? value : formatMoney(money(value), isoExponent(currency)));
   return {
     arrived: true,
     tax_id: tx.id,
-    ...(tx.currency_details?.currency ? { currency: tx.currency_details.currency } : {}),
+    ...(currency ? { currency } : {}),
     // A linked refund the source gives without lines (WooCommerce) is one "Refund" item at its net amount.
-    ...(tx.amounts?.final_transaction_amount && (tx.items ?? []).length > 0 ? { amount: tx.amounts.final_transaction_amount } : {}),
-    ...(tx.tax?.total_tax ? { total_tax: tx.tax.total_tax } : {}),
+    ...(tx.amounts?.final_transaction_amount && (tx.items ?? []).length > 0 ? { amount: shown(tx.amounts.final_transaction_amount) } : {}),
+    ...(tx.tax?.total_tax ? { total_tax: shown(tx.tax.total_tax) } : {}),
   };
 }
 
