@@ -132,12 +132,19 @@ export interface VatLedger {
   postpone(key: string, at: number): Promise<void>;
   /**
    * Notes how `refund` (a vat record) stands against `invoice`'s VAT: `open` before it reads that
-   * VAT (and after deciding there was nothing to correct), `corrected` once it reported a correction.
+   * VAT (and after deciding there was nothing to correct), `corrected` once it reported a correction,
+   * `undone` once its cancellation reported the undo of that correction, `closed` when it was
+   * cancelled before any correction was reported (nothing to undo, never decided again).
    */
-  noteRefund(invoice: string, refund: string, standing: 'open' | 'corrected'): Promise<void>;
+  noteRefund(invoice: string, refund: string, standing: RefundStanding): Promise<void>;
+  /** How `refund` stands against `invoice`'s VAT (undefined: never noted). */
+  refundStanding(invoice: string, refund: string): Promise<RefundStanding | undefined>;
   /** The refunds of an invoice still `open`: to be decided again when the invoice's VAT is filed. */
   openRefundsOf(invoice: string): Promise<string[]>;
 }
+
+export const REFUND_STANDINGS = ['open', 'corrected', 'undone', 'closed'] as const;
+export type RefundStanding = (typeof REFUND_STANDINGS)[number];
 
 const HISTORY_MAX = 100;
 
@@ -300,6 +307,10 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
     },
     async noteRefund(invoice, refund, standing) {
       await redis.hset(refundsKey(invoice), refund, standing);
+    },
+    async refundStanding(invoice, refund) {
+      const standing = await redis.hget(refundsKey(invoice), refund);
+      return (REFUND_STANDINGS as readonly string[]).includes(standing ?? '') ? (standing as RefundStanding) : undefined;
     },
     async openRefundsOf(invoice) {
       const all = await redis.hgetall(refundsKey(invoice));
