@@ -17,7 +17,7 @@ import {
   type PartCorrection,
   type VatSettings,
 } from '../mapping/index.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { Metrics, VatSubmissionOutcome } from '../observability/metrics.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { LedgerEntry, VatLedger } from '../queue/vat-ledger.js';
 import { notSent } from './outcome.js';
@@ -223,7 +223,7 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       const result = await submit(s.body, s.supplementOf, record, ctx);
       if (typeof result === 'string') done.push(result);
       else {
-        deps.metrics?.vatSubmissions.inc({ outcome: 'collision' });
+        deps.metrics?.vatSubmissions.inc({ outcome: 'collision' satisfies VatSubmissionOutcome });
         collisions.push(
           `${s.body.invoice_number} (entity jurisdiction ${s.body.entity_jurisdiction}) is already claimed by ${recordName(result.collision)}, so this record (${recordName(record)}) cannot use it`,
         );

@@ -122,6 +122,8 @@ export interface VatLedger {
   history(entityJurisdiction: string, invoiceNumber: string): Promise<LedgerAttempt[]>;
   /** Every entry (for reconcile and status). */
   entries(): AsyncGenerator<[string, LedgerEntry]>;
+  /** How many entries are in each state (for status). */
+  countByState(): Promise<Record<LedgerState, number>>;
   /** The entries of one record (an invoice split by rate has several, supplements too). */
   forRecord(record: string): Promise<LedgerEntry[]>;
   /** Open entries (in flight, unknown) due for attention at `now`: their keys, oldest first. */
@@ -181,6 +183,18 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
     return parsed.success ? parsed.data : undefined;
   }
   const read = async (entryKey: string) => parse(await redis.hgetall(entryKey));
+
+  async function* entries(): AsyncGenerator<[string, LedgerEntry]> {
+    let cursor = '0';
+    do {
+      const [next, members] = await redis.sscan(keys.vatLedgerIndex, cursor, 'COUNT', 200);
+      cursor = next;
+      for (const member of members) {
+        const entry = await read(member);
+        if (entry) yield [member, entry];
+      }
+    } while (cursor !== '0');
+  }
 
   return {
     async begin(ej, invoice, facts, mode = 'submit') {
@@ -289,16 +303,11 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
       const entries = await Promise.all(members.map(read));
       return entries.filter((e): e is LedgerEntry => e !== undefined);
     },
-    async *entries() {
-      let cursor = '0';
-      do {
-        const [next, members] = await redis.sscan(keys.vatLedgerIndex, cursor, 'COUNT', 200);
-        cursor = next;
-        for (const member of members) {
-          const entry = await read(member);
-          if (entry) yield [member, entry];
-        }
-      } while (cursor !== '0');
+    entries,
+    async countByState() {
+      const counts = Object.fromEntries(LEDGER_STATES.map((state) => [state, 0])) as Record<LedgerState, number>;
+      for await (const [, entry] of entries()) counts[entry.state] += 1;
+      return counts;
     },
     due: (now, limit) => redis.zrangebyscore(openKey, '-inf', now, 'LIMIT', 0, limit),
     byKey: read,

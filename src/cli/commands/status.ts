@@ -4,6 +4,7 @@ import { boot } from '../../runtime/boot.js';
 import { statusReport, type StatusReport } from '../../runtime/dlq.js';
 import { describeTally, renderTable } from '../../runtime/dlq-filter.js';
 import { openDlq } from '../../runtime/dlq-open.js';
+import type { VatLedger } from '../../queue/vat-ledger.js';
 
 /** Waiting records listed (oldest first); the total counts them all. */
 const WAITING_SHOWN = 100;
@@ -31,13 +32,38 @@ function renderWaiting(waiting: WaitingList): string[] {
   ];
 }
 
-function render(report: StatusReport & { waiting: WaitingList }): string {
+/** The ledger entries whose outcome is open, by state (`vat_ledger` of `status --json`). */
+export interface VatLedgerStatus {
+  /** Sent, answer lost: the next attempt resends the same body. */
+  unknown: number;
+  /** No settling answer after TAXSYNC_VAT_UNKNOWN_LIMIT resends: an operator decides. */
+  unresolved: number;
+  /** An attempt running now (or one whose worker stopped, until its lease runs out). */
+  in_flight: number;
+  /** Claimed, not sent yet. */
+  pending: number;
+}
+
+export async function vatLedgerStatus(ledger: Pick<VatLedger, 'countByState'>): Promise<VatLedgerStatus> {
+  const counts = await ledger.countByState();
+  return { unknown: counts.unknown, unresolved: counts.unresolved, in_flight: counts.in_flight, pending: counts.pending };
+}
+
+export function renderVatLedgerStatus(s: VatLedgerStatus): string {
+  return (
+    `VAT ledger: ${s.unknown} unknown (sent, answer lost; resolved by the next attempt), ` +
+    `${s.unresolved} unresolved (check the filing, then \`taxsync vat ledger confirm|release\`), ` +
+    `${s.in_flight} in flight, ${s.pending} pending`
+  );
+}
+
+function render(report: Omit<StatusReport, 'vat_ledger'> & { vat_ledger: VatLedgerStatus; waiting: WaitingList }): string {
   const rows = Object.entries(report.queues).map(([name, q]) => [name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), age(q.oldest_waiting_age_s)]);
   return [
     renderTable(['QUEUE', 'WAITING', 'ACTIVE', 'DELAYED', 'FAILED', 'OLDEST WAITING'], rows),
     '',
     `dead-letter: ${describeTally(report.dead_letter)}`,
-    `VAT ledger: ${report.vat_ledger.unknown} unknown (sent, answer lost; resolved by the next attempt or \`taxsync vat\` reconcile)`,
+    renderVatLedgerStatus(report.vat_ledger),
     '',
     ...renderWaiting(report.waiting),
   ].join('\n');
@@ -46,7 +72,7 @@ function render(report: StatusReport & { waiting: WaitingList }): string {
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger unknowns, records waiting for their original')
+    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger entries still open (unknown, unresolved, in flight, pending), records waiting for their original')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
       const booted = boot('status', { logToStderr: true });
@@ -55,6 +81,8 @@ export function registerStatusCommand(program: Command): void {
         try {
           const report = {
             ...(await statusReport(opened.deps)),
+            // Every open state, unresolved included (the ones that need an operator).
+            vat_ledger: await vatLedgerStatus(opened.deps.ledger),
             // From the waiting index (a sorted set the workers keep): no scan of the records.
             waiting: await createWaitingIndex(opened.redis, opened.deps.keys).list({ limit: WAITING_SHOWN }),
           };
