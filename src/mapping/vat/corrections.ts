@@ -309,20 +309,7 @@ export function refundCorrection(refund: RefundData, filed: readonly FiledSubmis
   const vat = statedTax ?? (rate !== undefined ? roundMoney(net.times(rate).dividedBy(100), 2) : ZERO);
   const taken: Amounts = { net, vat, gross: net.plus(vat) };
   const difference = minus(NONE, taken);
-  if (part !== undefined) {
-    return {
-      number: part.base.invoice_number,
-      entityJurisdiction: part.base.entity_jurisdiction,
-      reportingPeriod: part.base.reporting_period,
-      currency: part.base.currency,
-      filed: part.total,
-      now: minus(part.total, taken),
-      difference,
-      submissions: perSubmission(part.submissions, difference),
-      changed: {},
-      reason,
-    };
-  }
+  if (part !== undefined) return correction(part, minus(part.total, taken), {}, reason);
   const bases = parts.map((p) => p.base);
   const first = bases[0];
   const number = bases.map((b) => b.invoice_number).join(' + ') || '(no filed submission)';
