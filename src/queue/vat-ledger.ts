@@ -145,6 +145,24 @@ export interface VatLedger {
   openRefundsOf(invoice: string): Promise<string[]>;
 }
 
+/** The ledger entries whose outcome is open, by state (`vat_ledger` of `taxsync status --json`). */
+export interface VatLedgerStatus {
+  /** Sent, answer lost: the next attempt resends the same body. */
+  unknown: number;
+  /** No settling answer after TAXSYNC_VAT_UNKNOWN_LIMIT resends: an operator decides. */
+  unresolved: number;
+  /** An attempt running now (or one whose worker stopped, until its lease runs out). */
+  in_flight: number;
+  /** Claimed, not sent yet. */
+  pending: number;
+}
+
+/** Every open state, unresolved included (the ones that need an operator). */
+export async function vatLedgerStatus(ledger: Pick<VatLedger, 'countByState'>): Promise<VatLedgerStatus> {
+  const counts = await ledger.countByState();
+  return { unknown: counts.unknown, unresolved: counts.unresolved, in_flight: counts.in_flight, pending: counts.pending };
+}
+
 export const REFUND_STANDINGS = ['open', 'corrected', 'undone', 'closed'] as const;
 export type RefundStanding = (typeof REFUND_STANDINGS)[number];
 

@@ -4,7 +4,7 @@ import { boot } from '../../daemon/boot.js';
 import { statusReport, type StatusReport } from '../../dead-letters/service.js';
 import { describeTally, renderTable } from '../../dead-letters/filter.js';
 import { openDlq } from '../../dead-letters/open.js';
-import type { VatLedger } from '../../queue/vat-ledger.js';
+import type { VatLedgerStatus } from '../../queue/vat-ledger.js';
 
 /** Waiting records listed (oldest first); the total counts them all. */
 const WAITING_SHOWN = 100;
@@ -32,23 +32,6 @@ function renderWaiting(waiting: WaitingList): string[] {
   ];
 }
 
-/** The ledger entries whose outcome is open, by state (`vat_ledger` of `status --json`). */
-export interface VatLedgerStatus {
-  /** Sent, answer lost: the next attempt resends the same body. */
-  unknown: number;
-  /** No settling answer after TAXSYNC_VAT_UNKNOWN_LIMIT resends: an operator decides. */
-  unresolved: number;
-  /** An attempt running now (or one whose worker stopped, until its lease runs out). */
-  in_flight: number;
-  /** Claimed, not sent yet. */
-  pending: number;
-}
-
-export async function vatLedgerStatus(ledger: Pick<VatLedger, 'countByState'>): Promise<VatLedgerStatus> {
-  const counts = await ledger.countByState();
-  return { unknown: counts.unknown, unresolved: counts.unresolved, in_flight: counts.in_flight, pending: counts.pending };
-}
-
 export function renderVatLedgerStatus(s: VatLedgerStatus): string {
   return (
     `VAT ledger: ${s.unknown} unknown (sent, answer lost; resolved by the next attempt), ` +
@@ -57,7 +40,7 @@ export function renderVatLedgerStatus(s: VatLedgerStatus): string {
   );
 }
 
-function render(report: Omit<StatusReport, 'vat_ledger'> & { vat_ledger: VatLedgerStatus; waiting: WaitingList }): string {
+function render(report: StatusReport & { waiting: WaitingList }): string {
   const rows = Object.entries(report.queues).map(([name, q]) => [name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), age(q.oldest_waiting_age_s)]);
   return [
     renderTable(['QUEUE', 'WAITING', 'ACTIVE', 'DELAYED', 'FAILED', 'OLDEST WAITING'], rows),
@@ -81,8 +64,6 @@ export function registerStatusCommand(program: Command): void {
         try {
           const report = {
             ...(await statusReport(opened.deps)),
-            // Every open state, unresolved included (the ones that need an operator).
-            vat_ledger: await vatLedgerStatus(opened.deps.ledger),
             // From the waiting index (a sorted set the workers keep): no scan of the records.
             waiting: await createWaitingIndex(opened.redis, opened.deps.keys).list({ limit: WAITING_SHOWN }),
           };

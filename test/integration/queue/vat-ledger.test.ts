@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createKeys } from '../../../src/queue/keys.js';
-import { createVatLedger, type BeginResult, type SubmissionFacts } from '../../../src/queue/vat-ledger.js';
-import { renderVatLedgerStatus, vatLedgerStatus } from '../../../src/cli/commands/status.js';
+import { createVatLedger, vatLedgerStatus, type BeginResult, type SubmissionFacts } from '../../../src/queue/vat-ledger.js';
+import { renderVatLedgerStatus } from '../../../src/cli/commands/status.js';
 import { useRedis } from '../../helpers/redis.js';
 
 const EJ = '7f3c2a8e-1111-4c1d-9a55-2b6f0c9e0001';
