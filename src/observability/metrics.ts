@@ -39,6 +39,26 @@ export interface QueueSource {
  * One registry per process (never prom-client's global one, so tests stay isolated). Later parts
  * add their metrics here; `/metrics` exposes all of it.
  */
+/**
+ * The outcomes of `taxsync_vat_submissions_total` (docs/vat.md, "The ledger"): accepted (201),
+ * accepted_with_warnings (200), confirmed_by_duplicate (a duplicate answer after a lost one),
+ * unknown (sent, answer lost), released (certainly not processed: 429, refused credentials),
+ * rejected, unresolved (an operator decides), fenced (a stalled attempt's write refused),
+ * collision (another record holds the number).
+ */
+export const VAT_SUBMISSION_OUTCOMES = [
+  'accepted',
+  'accepted_with_warnings',
+  'confirmed_by_duplicate',
+  'unknown',
+  'released',
+  'rejected',
+  'unresolved',
+  'fenced',
+  'collision',
+] as const;
+export type VatSubmissionOutcome = (typeof VAT_SUBMISSION_OUTCOMES)[number];
+
 export interface Metrics {
   registry: Registry;
   webhooks: Counter<'connector' | 'outcome'>;
@@ -231,7 +251,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     vatSubmissions: new Counter({
       name: 'taxsync_vat_submissions_total',
-      help: 'VAT submission attempts by outcome (accepted, accepted_with_warnings, confirmed_by_duplicate, unknown, released, rejected)',
+      help: `VAT submission attempts by outcome (${VAT_SUBMISSION_OUTCOMES.join(', ')})`,
       labelNames: ['outcome'],
       registers: [registry],
     }),

@@ -4,6 +4,7 @@ import { boot } from '../../daemon/boot.js';
 import { statusReport, type StatusReport } from '../../dead-letters/service.js';
 import { describeTally, renderTable } from '../../dead-letters/filter.js';
 import { openDlq } from '../open-dlq.js';
+import type { VatLedgerStatus } from '../../queue/vat-ledger.js';
 
 /** Waiting records listed (oldest first); the total counts them all. */
 const WAITING_SHOWN = 100;
@@ -31,13 +32,21 @@ function renderWaiting(waiting: WaitingList): string[] {
   ];
 }
 
+export function renderVatLedgerStatus(s: VatLedgerStatus): string {
+  return (
+    `VAT ledger: ${s.unknown} unknown (sent, answer lost; resolved by the next attempt), ` +
+    `${s.unresolved} unresolved (check the filing, then \`taxsync vat ledger confirm|release\`), ` +
+    `${s.in_flight} in flight, ${s.pending} pending`
+  );
+}
+
 function render(report: StatusReport & { waiting: WaitingList }): string {
   const rows = Object.entries(report.queues).map(([name, q]) => [name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), age(q.oldest_waiting_age_s)]);
   return [
     renderTable(['QUEUE', 'WAITING', 'ACTIVE', 'DELAYED', 'FAILED', 'OLDEST WAITING'], rows),
     '',
     `dead-letter: ${describeTally(report.dead_letter)}`,
-    `VAT ledger: ${report.vat_ledger.unknown} unknown (sent, answer lost; resolved by the next attempt or \`taxsync vat\` reconcile)`,
+    renderVatLedgerStatus(report.vat_ledger),
     '',
     ...renderWaiting(report.waiting),
   ].join('\n');
@@ -46,7 +55,7 @@ function render(report: StatusReport & { waiting: WaitingList }): string {
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger unknowns, records waiting for their original')
+    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger entries still open (unknown, unresolved, in flight, pending), records waiting for their original')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
       const booted = boot('status', { logToStderr: true });
