@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { boot } from '../../daemon/boot.js';
 import { connectApi } from '../../daemon/api.js';
-import { DEV_SECRETS, webhookSecrets } from '../../daemon/connectors.js';
+import { DEV_SECRETS } from '../../connectors/registry.js';
+import { webhookSecrets } from '../../daemon/connectors.js';
 import { guardSources } from '../../daemon/guard.js';
 import { listenError, startOrStop } from '../../daemon/lifecycle.js';
 import { configuredRedis, resolveRedis } from '../../daemon/redis.js';
