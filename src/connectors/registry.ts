@@ -11,10 +11,10 @@ import type { Connector } from './types.js';
  * fixtures under test/fixtures/connectors/<id>/.
  */
 export const CONNECTORS: Readonly<Record<string, Connector>> = {
-  stripe: stripeConnector,
-  erp: erpConnector,
   shopify: shopifyConnector,
+  stripe: stripeConnector,
   woocommerce: woocommerceConnector,
+  erp: erpConnector,
 };
 
 export function getConnector(id: string): Connector | undefined {
