@@ -51,6 +51,8 @@ export interface RecordProcessorDeps {
   onOutcome?: (queue: string, outcome: JobOutcome) => void;
   /** Told of each write accepted whose tax engine id stayed unknown (metrics). */
   onIdUnknown?: (queue: string) => void;
+  /** Told of each write not sent because its body is the one last accepted (metrics). */
+  onUnchanged?: (queue: string) => void;
 }
 
 export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
@@ -117,7 +119,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     });
     if (record && state) {
       await deps.records.markApplied(record, state.seq, state.event, clock(), {
-        fields: { first_failed_at: null, waiting_since: null, create_pending: null },
+        fields: { first_failed_at: null, waiting_since: null, create_pending: null, sent_hash: null },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
           entries: [...held.splice(0), { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` }],
@@ -133,7 +135,14 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     const error = isTaxsyncError(thrown)
       ? thrown
       : new TaxsyncError('INTERNAL_ERROR', `unexpected error: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown });
-    if (state.firstFailedAt === undefined) await deps.records.setFields(record, { first_failed_at: clock().toISOString() });
+    // A failed call may still have been applied (a timeout, a reset): the body last accepted is no
+    // longer known, so the next version is sent even when it equals that body (skip unchanged).
+    if (state.firstFailedAt === undefined || state.sentHash !== undefined) {
+      await deps.records.setFields(record, {
+        ...(state.firstFailedAt === undefined ? { first_failed_at: clock().toISOString() } : {}),
+        ...(state.sentHash === undefined ? {} : { sent_hash: null }),
+      });
+    }
 
     if (error.code === 'API_RATE_LIMITED') {
       const pauseMs = error.retryAfterMs ?? deps.rateLimitFallbackMs ?? 1_000;
@@ -273,16 +282,26 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         }
       }
 
+      if (outcome.unchanged) {
+        // Nothing went out: the held 'sent' line is dropped, the trace says why.
+        held.pop();
+        try {
+          deps.onUnchanged?.(deps.queue.name);
+        } catch {
+          // Metrics never fail a job.
+        }
+      }
       const now = clock();
+      const hash = outcome.sentHash === undefined ? {} : { sent_hash: outcome.sentHash };
       const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
         fields: outcome.idUnknown
-          ? { first_failed_at: null, waiting_since: null, tax_id: null }
+          ? { first_failed_at: null, waiting_since: null, tax_id: null, ...hash }
           : {
               first_failed_at: null,
               waiting_since: null,
               create_pending: null,
               ...(outcome.taxId ? { tax_id: outcome.taxId } : {}),
-              ...(outcome.sentHash === undefined ? {} : { sent_hash: outcome.sentHash }),
+              ...hash,
             },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
@@ -290,7 +309,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
             ...held.splice(0),
             {
               at: now.toISOString(),
-              step: 'answered',
+              step: outcome.unchanged ? 'unchanged' : 'answered',
               event_id: state.event.id,
               ...(outcome.status ? { status: outcome.status } : {}),
               detail: outcome.detail,

@@ -137,7 +137,8 @@ return seq
 // edit becomes the newest version and never overwrites a newer event. ARGV[1] empty (`--remap`)
 // means "whatever is newest": that version is marked not applied, whichever event it is.
 // KEYS: state, dirty, event, applied. A version already applied (moved to the applied key) is
-// copied back as the newest event, so its job has it to send.
+// copied back as the newest event, so its job has it to send. The record's sent_hash is cleared:
+// a replayed version is sent even when its body is the one last accepted.
 const REPLAY_MARK = `
 local held = redis.call('HMGET', KEYS[1], 'event_id', 'seq', 'applied_seq')
 if ARGV[1] ~= '' and held[1] ~= ARGV[1] then return 0 end
@@ -153,6 +154,8 @@ end
 if tonumber(held[3] or '0') >= seq then
   redis.call('HSET', KEYS[1], 'applied_seq', seq - 1)
 end
+-- A replay sends even a body equal to the one last accepted (skip unchanged is for new events).
+redis.call('HDEL', KEYS[1], 'sent_hash')
 redis.call('SADD', KEYS[2], ARGV[2])
 return seq
 `;

@@ -119,7 +119,7 @@ export async function startWork(deps: {
         trace: config.trace,
         logger: logger.child({ queue: name }),
         wait: config.queue.wait,
-        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown } : {}),
+        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown, onUnchanged: deps.metrics.observeUnchanged } : {}),
       }),
     });
     workers.push(worker);

@@ -35,7 +35,7 @@ export async function createPipeline(
     coalesceDelayMs?: number;
     vat?: boolean;
     /** The processor's observers (metrics). */
-    observe?: Pick<RecordProcessorDeps, 'onOutcome' | 'onIdUnknown'>;
+    observe?: Pick<RecordProcessorDeps, 'onOutcome' | 'onIdUnknown' | 'onUnchanged'>;
   } = {},
 ): Promise<Pipeline> {
   const retry = options.retry ?? { attempts: 4, baseMs: 20, capMs: 100 };
