@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What a record job ended in, for `taxsync_jobs_total{outcome}`. */
-export type JobOutcome = 'applied' | 'nothing-new' | 'dead-lettered' | 'retried' | 'waiting' | 'rate-limited' | 'yielded';
+export type JobOutcome = 'applied' | 'nothing-new' | 'dead-lettered' | 'retried' | 'waiting' | 'rate-limited' | 'yielded' | 'coalescing';
 
 /** One request to the tax engine or VAT service (src/api reports these without knowing prom-client). */
 export interface ApiCallObservation {
@@ -105,7 +105,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
 
   const jobs = new Counter({
     name: 'taxsync_jobs_total',
-    help: 'Record jobs by queue and outcome (applied, nothing-new, dead-lettered, retried, waiting, rate-limited, yielded)',
+    help: 'Record jobs by queue and outcome (applied, nothing-new, dead-lettered, retried, waiting, rate-limited, yielded, coalescing)',
     labelNames: ['queue', 'outcome'],
     registers: [registry],
   });

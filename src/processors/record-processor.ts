@@ -41,6 +41,12 @@ export interface RecordProcessorDeps {
   wait?: WaitPolicy;
   /** Versions applied in one job before it yields to other records. */
   maxLoops?: number;
+  /**
+   * The coalescing window (TAXSYNC_COALESCE_MS): a record is sent once no update has arrived for
+   * `windowMs`, or once its job is `maxMs` old (TAXSYNC_COALESCE_MAX_MS), whichever comes first.
+   * 0 (the default) sends at once.
+   */
+  coalesce?: { windowMs: number; maxMs: number };
   /** Default pause when a 429 gives no Retry-After. */
   rateLimitFallbackMs?: number;
   /** A refund whose invoice is locked by another refund tries again after about this long. @defaultValue 1000 */
@@ -223,6 +229,21 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     );
   }
 
+  /**
+   * When the job should run again because its record is still being updated (the newest event is
+   * younger than the window), or undefined to send now. The job's own age bounds the wait: its
+   * timestamp is when the first update of the burst queued it (a delayed job keeps it).
+   */
+  function coalesceUntil(job: Job, state: RecordState): number | undefined {
+    const windowMs = deps.coalesce?.windowMs ?? 0;
+    if (windowMs <= 0 || state.receivedAt <= 0) return undefined;
+    const now = clock().getTime();
+    const quietAt = state.receivedAt + windowMs;
+    const latest = job.timestamp + (deps.coalesce?.maxMs ?? 0);
+    if (quietAt <= now || latest <= now) return undefined;
+    return Math.min(quietAt, latest);
+  }
+
   return async function processRecordJob(job: Job, token?: string): Promise<ProcessResult> {
     const result = await run(job, token);
     report(result);
@@ -251,6 +272,13 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       if (!state.event) {
         await deadLetter(job, record, state, new TaxsyncError('JOB_INVALID', 'the newest event of this record cannot be read back'));
         return 'dead-lettered';
+      }
+      const settleAt = coalesceUntil(job, state);
+      if (settleAt !== undefined) {
+        // Updates still arriving: wait for the record to go quiet, then send its latest state once.
+        await job.moveToDelayed(settleAt, token);
+        report('coalescing');
+        throw new DelayedError();
       }
       const held: TraceEntry[] = [
         { at: clock().toISOString(), step: 'sent', event_id: state.event.id, occurred_at: state.event.occurred_at, detail: state.event.type },

@@ -163,14 +163,14 @@ return seq
 // One consistent read of a record (KEYS: state, event, applied): the hash's small fields, then
 // the newest event and the applied one (each falling back to the fields older hashes kept).
 const READ_STATE = `
-local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'tax_id', 'waiting_since', 'first_failed_at', 'create_pending', 'event', 'applied_event', 'sent_hash')
+local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'tax_id', 'waiting_since', 'first_failed_at', 'create_pending', 'event', 'applied_event', 'sent_hash', 'received_at')
 local event = redis.call('GET', KEYS[2]) or f[7]
 local applied = redis.call('GET', KEYS[3]) or f[8]
-return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9] }
+return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9], f[10] }
 `;
 
 export interface TaxsyncCommands {
-  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash]. */
+  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash, received_at]. */
   taxsyncReadState(stateKey: string, eventKey: string, appliedKey: string): Promise<(string | null)[]>;
   /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event. */
   taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string): Promise<number>;

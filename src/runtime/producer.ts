@@ -28,7 +28,9 @@ export function configuredProducer(
     deadLetters,
     trace: config.trace,
     deliveryTtlMs: config.webhooks.deliveryTtlMs,
-    coalesceDelayMs: config.queue.coalesceDelayMs,
+    // The first update of a burst waits out the window (the workers extend it while updates keep
+    // coming: src/processors/record-processor.ts), never past the cap.
+    coalesceDelayMs: Math.min(config.queue.coalesceDelayMs, config.queue.coalesceMaxMs),
     vat: vatEnabled(settings.vat),
     // The attempts of every job come from here (TAXSYNC_MAX_ATTEMPTS), not from the workers.
     retry: config.queue.retry,

@@ -119,6 +119,7 @@ export async function startWork(deps: {
         trace: config.trace,
         logger: logger.child({ queue: name }),
         wait: config.queue.wait,
+        coalesce: { windowMs: config.queue.coalesceDelayMs, maxMs: config.queue.coalesceMaxMs },
         ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown, onUnchanged: deps.metrics.observeUnchanged } : {}),
       }),
     });

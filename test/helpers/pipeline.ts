@@ -32,7 +32,10 @@ export async function createPipeline(
   options: {
     retry?: RetryPolicy;
     wait?: WaitPolicy;
+    /** TAXSYNC_COALESCE_MS: the producer's delay and the processor's window. */
     coalesceDelayMs?: number;
+    /** TAXSYNC_COALESCE_MAX_MS. @defaultValue 60000 */
+    coalesceMaxMs?: number;
     vat?: boolean;
     /** The processor's observers (metrics). */
     observe?: Pick<RecordProcessorDeps, 'onOutcome' | 'onIdUnknown' | 'onUnchanged'>;
@@ -52,7 +55,7 @@ export async function createPipeline(
     deadLetters,
     trace: { maxEntries: 50, maxAgeMs: 600_000 },
     deliveryTtlMs: 60_000,
-    coalesceDelayMs: options.coalesceDelayMs ?? 0,
+    coalesceDelayMs: Math.min(options.coalesceDelayMs ?? 0, options.coalesceMaxMs ?? 60_000),
     retry,
     vat: options.vat ?? false,
   });
@@ -88,6 +91,7 @@ export async function createPipeline(
           trace: { maxEntries: 50, maxAgeMs: 600_000 },
           logger,
           wait: options.wait ?? { deadlineMs: 60_000, baseMs: 20, capMs: 100 },
+          coalesce: { windowMs: options.coalesceDelayMs ?? 0, maxMs: options.coalesceMaxMs ?? 60_000 },
           ...options.observe,
         }),
       });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
 import { CanonicalEvent } from '../../../src/domain/events.js';
+import type { RecordKey } from '../../../src/domain/record-key.js';
 import { createAuditLog } from '../../../src/queue/audit.js';
 import { createRefundLedger } from '../../../src/queue/refund-ledger.js';
 import { resendRecord } from '../../../src/queue/resend.js';
@@ -62,7 +63,7 @@ describe('skip unchanged', () => {
     await pipeline.close();
   });
 
-  const appliedAt = async (seq: number, record = INVOICE) => {
+  const appliedAt = async (seq: number, record: RecordKey = INVOICE) => {
     const state = await pipeline.records.read(record);
     return state.seq === seq && state.appliedSeq === seq;
   };
