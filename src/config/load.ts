@@ -75,11 +75,12 @@ const secret = z.preprocess(blankToUndefined, z.string().optional().transform((v
 
 /** Tokens that open the admin routes or /metrics: long enough that guessing is hopeless. */
 /**
- * TAXSYNC_COALESCE_MS's default, from the bench (docs/performance.md, "Choosing the coalescing
- * window"): above the 20 ms between the saves of a 50-per-second loop, so such a burst is one call,
- * and small enough that webhook → API stays within its 50 ms p99 goal.
+ * TAXSYNC_COALESCE_MS's default, from the bench (docs/performance.md, "API cost: the coalescing
+ * window"): well above the 20 ms between the saves of a 50-per-second loop, with room for the
+ * jitter of a loaded machine, so such a burst costs two calls (its first update, then its last).
+ * A lone update is not delayed at all, so webhook → API latency does not pay for it.
  */
-export const DEFAULT_COALESCE_MS = 30;
+export const DEFAULT_COALESCE_MS = 100;
 
 export const MIN_TOKEN_LENGTH = 32;
 const TOKEN_RULE = `must be at least ${MIN_TOKEN_LENGTH} characters (a random token, e.g. openssl rand -hex 32)`;

@@ -42,9 +42,9 @@ export interface RecordProcessorDeps {
   /** Versions applied in one job before it yields to other records. */
   maxLoops?: number;
   /**
-   * The coalescing window (TAXSYNC_COALESCE_MS): a record is sent once no update has arrived for
-   * `windowMs`, or once its job is `maxMs` old (TAXSYNC_COALESCE_MAX_MS), whichever comes first.
-   * 0 (the default) sends at once.
+   * The coalescing window (TAXSYNC_COALESCE_MS): a record updated again within `windowMs` of its
+   * previous update is sent once no update has arrived for `windowMs`, or once its job is `maxMs`
+   * old (TAXSYNC_COALESCE_MAX_MS), whichever comes first. 0 (the default here) sends at once.
    */
   coalesce?: { windowMs: number; maxMs: number };
   /** Default pause when a 429 gives no Retry-After. */
@@ -230,13 +230,16 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   }
 
   /**
-   * When the job should run again because its record is still being updated (the newest event is
-   * younger than the window), or undefined to send now. The job's own age bounds the wait: its
-   * timestamp is when the first update of the burst queued it (a delayed job keeps it).
+   * When the job should run again because its record is in a burst, or undefined to send now. A
+   * record is in a burst when its newest event came within the window of the one before; it is
+   * sent once the window after its newest event has passed with no update. A lone update (the
+   * first of a burst too) is sent at once: the window costs latency only to records updated again
+   * and again. The job's own age bounds the wait: its timestamp is when an update queued it (a
+   * delayed job keeps it).
    */
   function coalesceUntil(job: Job, state: RecordState): number | undefined {
     const windowMs = deps.coalesce?.windowMs ?? 0;
-    if (windowMs <= 0 || state.receivedAt <= 0) return undefined;
+    if (windowMs <= 0 || state.receivedAt <= 0 || state.prevReceivedAt <= 0 || state.receivedAt - state.prevReceivedAt >= windowMs) return undefined;
     const now = clock().getTime();
     const quietAt = state.receivedAt + windowMs;
     const latest = job.timestamp + (deps.coalesce?.maxMs ?? 0);

@@ -23,7 +23,7 @@ import type { RedisClient } from './connection.js';
 // trace in the same step. ARGV[10] is the incoming event's order, `<precedence>|<final>|<version>`
 // (eventOrder in src/domain/events.ts); absent means `0|0|`.
 const RECORD_EVENT = `
-local held = redis.call('HMGET', KEYS[1], 'event_at', 'event_id', 'event_prec', 'event_final', 'event_ver')
+local held = redis.call('HMGET', KEYS[1], 'event_at', 'event_id', 'event_prec', 'event_final', 'event_ver', 'received_at')
 local held_at = tonumber(held[1] or '-1')
 local trace_max = tonumber(ARGV[7])
 local function trace(entry)
@@ -63,6 +63,8 @@ if stale then
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5], 'event_prec', prec, 'event_final', final and '1' or '0')
+-- The coalescing window tells a burst from a lone update by the time between the two.
+if held[6] then redis.call('HSET', KEYS[1], 'prev_received_at', held[6]) end
 if ver then redis.call('HSET', KEYS[1], 'event_ver', ver) else redis.call('HDEL', KEYS[1], 'event_ver') end
 redis.call('SET', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[1], 'event')
@@ -163,14 +165,14 @@ return seq
 // One consistent read of a record (KEYS: state, event, applied): the hash's small fields, then
 // the newest event and the applied one (each falling back to the fields older hashes kept).
 const READ_STATE = `
-local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'tax_id', 'waiting_since', 'first_failed_at', 'create_pending', 'event', 'applied_event', 'sent_hash', 'received_at')
+local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'tax_id', 'waiting_since', 'first_failed_at', 'create_pending', 'event', 'applied_event', 'sent_hash', 'received_at', 'prev_received_at')
 local event = redis.call('GET', KEYS[2]) or f[7]
 local applied = redis.call('GET', KEYS[3]) or f[8]
-return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9], f[10] }
+return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9], f[10], f[11] }
 `;
 
 export interface TaxsyncCommands {
-  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash, received_at]. */
+  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash, received_at, prev_received_at]. */
   taxsyncReadState(stateKey: string, eventKey: string, appliedKey: string): Promise<(string | null)[]>;
   /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event. */
   taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string): Promise<number>;

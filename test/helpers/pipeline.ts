@@ -32,8 +32,10 @@ export async function createPipeline(
   options: {
     retry?: RetryPolicy;
     wait?: WaitPolicy;
-    /** TAXSYNC_COALESCE_MS: the producer's delay and the processor's window. */
+    /** The producer's delay before a record's job runs. */
     coalesceDelayMs?: number;
+    /** The processor's coalescing window (TAXSYNC_COALESCE_MS). @defaultValue 0 */
+    coalesceMs?: number;
     /** TAXSYNC_COALESCE_MAX_MS. @defaultValue 60000 */
     coalesceMaxMs?: number;
     vat?: boolean;
@@ -55,7 +57,7 @@ export async function createPipeline(
     deadLetters,
     trace: { maxEntries: 50, maxAgeMs: 600_000 },
     deliveryTtlMs: 60_000,
-    coalesceDelayMs: Math.min(options.coalesceDelayMs ?? 0, options.coalesceMaxMs ?? 60_000),
+    coalesceDelayMs: options.coalesceDelayMs ?? 0,
     retry,
     vat: options.vat ?? false,
   });
@@ -91,7 +93,7 @@ export async function createPipeline(
           trace: { maxEntries: 50, maxAgeMs: 600_000 },
           logger,
           wait: options.wait ?? { deadlineMs: 60_000, baseMs: 20, capMs: 100 },
-          coalesce: { windowMs: options.coalesceDelayMs ?? 0, maxMs: options.coalesceMaxMs ?? 60_000 },
+          coalesce: { windowMs: options.coalesceMs ?? 0, maxMs: options.coalesceMaxMs ?? 60_000 },
           ...options.observe,
         }),
       });
