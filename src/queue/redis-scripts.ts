@@ -62,9 +62,13 @@ if stale then
   return -1
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5], 'event_prec', prec, 'event_final', final and '1' or '0')
+redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5])
 -- The coalescing window tells a burst from a lone update by the time between the two.
 if held[6] then redis.call('HSET', KEYS[1], 'prev_received_at', held[6]) end
+-- Order fields only when they differ from their defaults (absent reads as 0, not final, no
+-- version): every pending record carries this hash, so its size is Redis memory per record.
+if prec ~= 0 then redis.call('HSET', KEYS[1], 'event_prec', prec) else redis.call('HDEL', KEYS[1], 'event_prec') end
+if final then redis.call('HSET', KEYS[1], 'event_final', '1') else redis.call('HDEL', KEYS[1], 'event_final') end
 if ver then redis.call('HSET', KEYS[1], 'event_ver', ver) else redis.call('HDEL', KEYS[1], 'event_ver') end
 redis.call('SET', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[1], 'event')
