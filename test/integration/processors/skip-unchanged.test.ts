@@ -8,7 +8,7 @@ import { resendRecord } from '../../../src/queue/resend.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { createCustomerHandler } from '../../../src/processors/customer.js';
 import { createTransactionHandler } from '../../../src/processors/transaction.js';
-import { replayEntries } from '../../../src/runtime/dlq.js';
+import { replayEntries } from '../../../src/dead-letters/service.js';
 import { useFakeApi } from '../../helpers/api-harness.js';
 import { pipelineDlqDeps } from '../../helpers/dead-letters.js';
 import { erpCustomer, erpInvoice, type ErpEvent } from '../../helpers/erp-events.js';
