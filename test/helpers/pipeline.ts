@@ -13,6 +13,10 @@ import type { RetryPolicy } from '../../src/queue/retry.js';
 import { createRecordWorker } from '../../src/queue/worker.js';
 import { createRecordProcessor, type RecordProcessorDeps, type WaitPolicy } from '../../src/processors/record-processor.js';
 import type { RecordHandler } from '../../src/processors/types.js';
+import type { TaxClient } from '../../src/api/index.js';
+import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
+import { createTransactionHandler } from '../../src/processors/transaction.js';
+import { createRefundLedger } from '../../src/queue/refund-ledger.js';
 
 export interface Pipeline {
   producer: Producer;
@@ -130,4 +134,17 @@ export async function eventually(check: () => Promise<boolean> | boolean, deadli
     if (Date.now() > until) throw new Error('condition not met before the deadline');
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** The transactions worker as `taxsync work` builds it (default mapping settings), over `pipeline`. */
+export function startTransactionsWorker(pipeline: Pipeline, tax: TaxClient): Promise<Worker> {
+  return pipeline.startWorker(
+    'transactions',
+    createTransactionHandler({
+      tax,
+      records: pipeline.records,
+      ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys),
+      settings: DEFAULT_SETTINGS.mapping,
+    }),
+  );
 }

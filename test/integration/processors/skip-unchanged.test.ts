@@ -3,17 +3,15 @@ import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
 import { CanonicalEvent } from '../../../src/domain/events.js';
 import type { RecordKey } from '../../../src/domain/record-key.js';
 import { createAuditLog } from '../../../src/queue/audit.js';
-import { createRefundLedger } from '../../../src/queue/refund-ledger.js';
 import { resendRecord } from '../../../src/queue/resend.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { createCustomerHandler } from '../../../src/processors/customer.js';
-import { createTransactionHandler } from '../../../src/processors/transaction.js';
 import { replayEntries } from '../../../src/dead-letters/service.js';
 import { useFakeApi } from '../../helpers/api-harness.js';
 import { pipelineDlqDeps } from '../../helpers/dead-letters.js';
 import { erpCustomer, erpInvoice, type ErpEvent } from '../../helpers/erp-events.js';
 import { answerJson, jsonBody } from '../../helpers/fake-api.js';
-import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
+import { createPipeline, eventually, startTransactionsWorker, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
 
 /**
@@ -48,15 +46,7 @@ describe('skip unchanged', () => {
       answerJson(res, 201, { id: `id-${body.external_id}`, source: 'api', external_id: body.external_id });
     });
     const clients = ctx.connect();
-    await pipeline.startWorker(
-      'transactions',
-      createTransactionHandler({
-        tax: clients.tax,
-        records: pipeline.records,
-        ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys),
-        settings: DEFAULT_SETTINGS.mapping,
-      }),
-    );
+    await startTransactionsWorker(pipeline, clients.tax);
     await pipeline.startWorker('customers', createCustomerHandler({ tax: clients.tax, settings: DEFAULT_SETTINGS.mapping }));
   });
   afterEach(async () => {
