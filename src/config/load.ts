@@ -80,7 +80,7 @@ const secret = z.preprocess(blankToUndefined, z.string().optional().transform((v
  * jitter of a loaded machine, so such a burst costs two calls (its first update, then its last).
  * A lone update is not delayed at all, so webhook → API latency does not pay for it.
  */
-export const DEFAULT_COALESCE_MS = 100;
+export const DEFAULT_COALESCE_MS = 200;
 
 export const MIN_TOKEN_LENGTH = 32;
 const TOKEN_RULE = `must be at least ${MIN_TOKEN_LENGTH} characters (a random token, e.g. openssl rand -hex 32)`;
