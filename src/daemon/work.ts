@@ -127,7 +127,8 @@ export async function startWork(deps: {
         trace: config.trace,
         logger: logger.child({ queue: name }),
         wait: config.queue.wait,
-        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown } : {}),
+        coalesce: { windowMs: config.queue.coalesceDelayMs, maxMs: config.queue.coalesceMaxMs },
+        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown, onUnchanged: deps.metrics.observeUnchanged } : {}),
       }),
     });
     workers.push(worker);

@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What a record job ended in, for `taxsync_jobs_total{outcome}`. */
-export type JobOutcome = 'applied' | 'nothing-new' | 'dead-lettered' | 'retried' | 'waiting' | 'rate-limited' | 'yielded';
+export type JobOutcome = 'applied' | 'nothing-new' | 'dead-lettered' | 'retried' | 'waiting' | 'rate-limited' | 'yielded' | 'coalescing';
 
 /** One request to the tax engine or VAT service (src/api reports these without knowing prom-client). */
 export interface ApiCallObservation {
@@ -70,12 +70,15 @@ export interface Metrics {
   apiCallDuration: Histogram<'service' | 'endpoint'>;
   responseDrift: Counter<'endpoint' | 'path'>;
   idUnknown: Counter<'queue'>;
+  unchanged: Counter<'queue'>;
   /** Pass to createApiClients({ onCall }). */
   observeApiCall: (call: ApiCallObservation) => void;
   /** Pass to createDriftReporter({ count }) (src/api/drift.ts), which createApiClients({ onDrift }) takes. */
   observeDrift: (drift: DriftObservation) => void;
   /** Pass to createRecordProcessor({ onIdUnknown }). */
   observeIdUnknown: (queue: string) => void;
+  /** Pass to createRecordProcessor({ onUnchanged }). */
+  observeUnchanged: (queue: string) => void;
   /** Pass to createRecordProcessor({ onOutcome }). */
   observeJob: (queue: string, outcome: JobOutcome) => void;
   /**
@@ -122,7 +125,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
 
   const jobs = new Counter({
     name: 'taxsync_jobs_total',
-    help: 'Record jobs by queue and outcome (applied, nothing-new, dead-lettered, retried, waiting, rate-limited, yielded)',
+    help: 'Record jobs by queue and outcome (applied, nothing-new, dead-lettered, retried, waiting, rate-limited, yielded, coalescing)',
     labelNames: ['queue', 'outcome'],
     registers: [registry],
   });
@@ -156,6 +159,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const idUnknown = new Counter({
     name: 'taxsync_records_id_unknown_total',
     help: "Writes the service accepted (2xx) whose answer had no readable id that reading the record back could not supply either: applied, the tax engine's id unknown",
+    labelNames: ['queue'],
+    registers: [registry],
+  });
+  const unchanged = new Counter({
+    name: 'taxsync_writes_skipped_unchanged_total',
+    help: 'Writes not sent because the mapped body equals the one the service last accepted for that record (skip unchanged)',
     labelNames: ['queue'],
     registers: [registry],
   });
@@ -261,6 +270,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     apiCallDuration,
     responseDrift,
     idUnknown,
+    unchanged,
     observeDrift: ({ endpoint, path }) => {
       // Paths come from the service's answers: bounded so a service inventing fields cannot grow the series without end.
       const series = `${endpoint}\0${path}`;
@@ -272,6 +282,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       responseDrift.inc({ endpoint, path });
     },
     observeIdUnknown: (queue) => idUnknown.inc({ queue }),
+    observeUnchanged: (queue) => unchanged.inc({ queue }),
     observeApiCall: (call) => {
       apiCalls.inc({ service: call.service, endpoint: call.endpoint, status: call.status });
       apiCallDuration.observe({ service: call.service, endpoint: call.endpoint }, call.seconds);
