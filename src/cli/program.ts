@@ -8,6 +8,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
+import { registerReconcileCommands } from './commands/reconcile.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerDlqCommands(program);
   registerStatusCommand(program);
   registerVatCommands(program);
+  registerReconcileCommands(program);
   registerFaultsCommand(program);
   return program;
 }

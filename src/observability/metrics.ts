@@ -215,6 +215,29 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     },
   });
 
+  new Gauge({
+    name: 'taxsync_reconcile_findings',
+    help: 'Findings of the last `taxsync reconcile` run by kind (missing, extra, differing; matched records too), from Redis at scrape time',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_reconcile_findings', (s) => s.counters());
+      if (!counters || counters['reconcile:finished_at_ms'] === undefined) return;
+      this.reset();
+      for (const kind of ['missing', 'extra', 'differing', 'matched']) this.set({ kind }, Number(counters[`reconcile:${kind}`] ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'taxsync_reconcile_last_run_timestamp_seconds',
+    help: 'When the last `taxsync reconcile` run finished (Unix time), from Redis at scrape time',
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_reconcile_last_run_timestamp_seconds', (s) => s.counters());
+      const ms = Number(counters?.['reconcile:finished_at_ms']);
+      if (Number.isFinite(ms) && ms > 0) this.set(ms / 1000);
+    },
+  });
+
   return {
     registry,
     webhooks: new Counter({

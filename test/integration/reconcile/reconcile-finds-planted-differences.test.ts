@@ -1,4 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../../../src/api/index.js';
 import { Secret } from '../../../src/config/secret.js';
 import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
@@ -12,6 +15,8 @@ import { createRequeuer } from '../../../src/queue/requeue.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { replayFindings } from '../../../src/reconcile/replay.js';
 import { runReconcile, type ReconcileDeps } from '../../../src/reconcile/run.js';
+import { buildCli, spawnCli } from '../../helpers/cli.js';
+import { parseReportingPeriod, reconcile as reconcileVatLedger } from '../../../src/runtime/vat-reconcile.js';
 import { testVariety } from '../../helpers/emulator-variety.js';
 import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
@@ -166,6 +171,18 @@ describe('taxsync reconcile (pipeline + emulator + real Redis)', () => {
     expect(counters).toMatchObject({ 'reconcile:missing': '1', 'reconcile:extra': '1', 'reconcile:differing': '2' });
   });
 
+  it('carries the VAT part in the same report: a VAT difference makes the whole report differ', async () => {
+    const vatReport = reconcileVatLedger({
+      period: parseReportingPeriod('2026-Q4'),
+      entries: [],
+      filing: { id: 'f-1', currency: 'EUR', boxes: { boxes: [{ box_number: '1', value: '19.00' }, { box_number: '2', value: '0' }, { box_number: '6', value: '100.00' }, { box_number: '7', value: '0' }, { box_number: '9', value: '1' }] } },
+    });
+    const report = await runReconcile({ ...deps, vat: () => Promise.resolve(vatReport) }, { pageSize: 2 });
+    expect(report.findings).toEqual([]);
+    expect(report.vat?.differences.map((d) => d.field)).toEqual(['count', 'net', 'vat']);
+    expect(report.matches).toBe(false);
+  });
+
   it('only compares the sources asked for, and records changed since the time given', async () => {
     await plant();
     const other = await runReconcile(deps, { pageSize: 2, sources: ['stripe'] });
@@ -214,5 +231,43 @@ describe('taxsync reconcile (pipeline + emulator + real Redis)', () => {
     const trace = await readTrace(pipeline.producerConnection, pipeline.keys, 'transaction|api|inv-2');
     expect(trace.some((t) => t.step === 'replayed' && t.detail?.includes('reconcile'))).toBe(true);
     await eventually(async () => summaryOf((await runReconcile(deps, { pageSize: 2 })).findings).join() === 'extra ghost-1', 60_000);
+  });
+
+  describe('the command', () => {
+    let main: string;
+    beforeAll(async () => {
+      main = await buildCli();
+    }, 180_000);
+
+    async function cli(args: string[]): Promise<{ code: number | null; stdout: string }> {
+      const run = spawnCli(main, args, {
+        REDIS_URL: ctx.url,
+        TAXSYNC_PREFIX: ctx.prefix,
+        TAX_API_URL: emulator.url,
+        TAX_API_CLIENT_ID: DEFAULT_CLIENT.clientId,
+        TAX_API_CLIENT_SECRET: DEFAULT_CLIENT.clientSecret,
+        LOG_LEVEL: 'error',
+      });
+      let stdout = '';
+      run.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+      const { code } = await run.exited;
+      return { code, stdout };
+    }
+
+    it('prints the report (exit 2 on findings) and replays it from the file in one command', async () => {
+      await plant();
+      const json = await cli(['reconcile', '--json']);
+      expect(json.code, json.stdout).toBe(2);
+      const report = JSON.parse(json.stdout) as { findings: { kind: string; record: { external_id: string } }[] };
+      expect(summaryOf(report.findings)).toHaveLength(4);
+      const text = await cli(['reconcile', '--source', 'api']);
+      expect(text.stdout).toContain('MISSING   transaction api/inv-3');
+      expect(text.stdout).toContain('items[0].unit_price: taxsync 120.00, engine 120.01');
+      const file = join(mkdtempSync(join(tmpdir(), 'taxsync-reconcile-')), 'report.json');
+      writeFileSync(file, json.stdout);
+      const replayed = await cli(['reconcile', 'replay', file, '--json']);
+      expect(replayed.code, replayed.stdout).toBe(0);
+      expect((JSON.parse(replayed.stdout) as { outcome: string }[]).map((r) => r.outcome).sort()).toEqual(['queued', 'queued', 'queued', 'skipped']);
+    });
   });
 });
