@@ -215,6 +215,18 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     },
   });
 
+  new Counter({
+    name: 'taxsync_tax_variances_total',
+    help: 'Invoices whose tax charged by the platform differed from the engine\'s above TAXSYNC_TAX_VARIANCE_ABS and _PCT (all processes, from Redis at scrape time)',
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_tax_variances_total', (s) => s.counters());
+      if (!counters) return;
+      const n = Number(counters.tax_variances ?? 0);
+      this.reset();
+      if (Number.isFinite(n) && n > 0) this.inc(n);
+    },
+  });
   new Gauge({
     name: 'taxsync_reconcile_findings',
     help: 'Findings of the last `taxsync reconcile` run by kind (missing, extra, differing; matched records too), from Redis at scrape time',

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createWaitingIndex, describeAge, type WaitingList, type WaitingRecord } from '../../processors/waiting.js';
 import { boot } from '../../runtime/boot.js';
+import { createVarianceStore } from '../../variance/store.js';
 import { statusReport, type StatusReport } from '../../runtime/dlq.js';
 import { describeTally, renderTable } from '../../runtime/dlq-filter.js';
 import { openDlq } from '../../runtime/dlq-open.js';
@@ -31,13 +32,14 @@ function renderWaiting(waiting: WaitingList): string[] {
   ];
 }
 
-function render(report: StatusReport & { waiting: WaitingList }): string {
+function render(report: StatusReport & { waiting: WaitingList; tax_variances: number }): string {
   const rows = Object.entries(report.queues).map(([name, q]) => [name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), age(q.oldest_waiting_age_s)]);
   return [
     renderTable(['QUEUE', 'WAITING', 'ACTIVE', 'DELAYED', 'FAILED', 'OLDEST WAITING'], rows),
     '',
     `dead-letter: ${describeTally(report.dead_letter)}`,
     `VAT ledger: ${report.vat_ledger.unknown} unknown (sent, answer lost; resolved by the next attempt or \`taxsync vat\` reconcile)`,
+    `tax variances: ${report.tax_variances} invoice(s) where the tax charged differs from the engine's (\`taxsync variance\`)`,
     '',
     ...renderWaiting(report.waiting),
   ].join('\n');
@@ -57,6 +59,7 @@ export function registerStatusCommand(program: Command): void {
             ...(await statusReport(opened.deps)),
             // From the waiting index (a sorted set the workers keep): no scan of the records.
             waiting: await createWaitingIndex(opened.redis, opened.deps.keys).list({ limit: WAITING_SHOWN }),
+            tax_variances: await createVarianceStore(opened.redis, opened.deps.keys).count(),
           };
           process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : `${render(report)}\n`);
         } finally {
