@@ -20,7 +20,7 @@ const IMPURE_MODULES = {
 // The emulator is a second, independent reading of the two service documents: it may not borrow
 // the client's schemas, the mapping's validation or the domain's reference data, or a misreading
 // would be shared and invisible on both sides (docs/emulator.md, "Independence").
-const EMULATOR_FORBIDDEN = ['api', 'mapping', 'connectors', 'domain', 'queue', 'processors', 'config', 'http', 'runtime', 'cli', 'observability'];
+const EMULATOR_FORBIDDEN = ['api', 'mapping', 'connectors', 'domain', 'queue', 'processors', 'config', 'http', 'cli', 'observability', 'daemon', 'dead-letters', 'demo', 'vat-ops', 'ingest'];
 const EMULATOR_INDEPENDENT = {
   patterns: [
     {
@@ -29,7 +29,7 @@ const EMULATOR_INDEPENDENT = {
     },
   ],
 };
-// Outside the emulator (and the CLI/runtime that start it), only its public entry may be imported.
+// Outside the emulator (and the CLI/daemon that start it), only its public entry may be imported.
 const EMULATOR_INTERNALS = {
   patterns: [
     {

@@ -7,9 +7,9 @@ import { CanonicalEvent } from '../../src/domain/events.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { closeQueues, createQueues, createRedis, whenReady } from '../../src/queue/connection.js';
 import type { Producer } from '../../src/queue/producer.js';
-import { createLifecycle } from '../../src/runtime/lifecycle.js';
-import { configuredProducer } from '../../src/runtime/producer.js';
-import { startWork } from '../../src/runtime/work.js';
+import { createLifecycle } from '../../src/daemon/lifecycle.js';
+import { configuredProducer } from '../../src/queue/configured-producer.js';
+import { startWork } from '../../src/daemon/work.js';
 import type { BenchContext } from '../run.js';
 
 const BASE = Date.UTC(2026, 10, 20, 10, 0, 0);

@@ -1,4 +1,4 @@
-import { freePort } from '../../src/runtime/redis-probe.js';
+import { freePort } from '../../src/daemon/redis-probe.js';
 import type { BenchContext } from '../run.js';
 import { answers, bare, CLI, startNode, type NodeChild } from '../lib/child.js';
 import { percentile, postSteady, type Request } from '../lib/load.js';

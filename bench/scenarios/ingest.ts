@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { freePort } from '../../src/runtime/redis-probe.js';
+import { freePort } from '../../src/daemon/redis-probe.js';
 import type { BenchContext } from '../run.js';
 import { answers, bare, CLI, startNode, type NodeChild } from '../lib/child.js';
 import { postAll, type LoadResult, type Request } from '../lib/load.js';

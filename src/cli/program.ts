@@ -15,7 +15,7 @@ import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
 import { registerVatCommands } from './commands/vat.js';
 import { registerFaultsCommand } from './commands/faults.js';
-import { setCliVerbose } from '../runtime/boot.js';
+import { setCliVerbose } from '../daemon/boot.js';
 
 export function buildProgram(): Command {
   const program = new Command('taxsync')

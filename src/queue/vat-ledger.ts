@@ -22,7 +22,7 @@ import { BEGIN, OPERATOR, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
  *   the entry's (a worker that stalled past its lease and resumes is refused, counted, and sends
  *   nothing); an in_flight entry whose lease ran out counts as unknown.
  * - Open entries (in flight, unknown) are indexed by when they next need attention, so a sweep
- *   finds those whose job is gone (src/runtime/vat-resolver.ts).
+ *   finds those whose job is gone (src/vat-ops/resolver.ts).
  * - Each entry keeps its history of attempts (time, outcome, body hash) for `trace` and operators.
  */
 export const LEDGER_STATES = ['pending', 'in_flight', 'unknown', 'unresolved', 'confirmed', 'rejected'] as const;

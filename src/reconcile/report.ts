@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RecordKey } from '../domain/record-key.js';
-import type { ReconcileReport as VatReconcileReport } from '../runtime/vat-reconcile.js';
+import type { ReconcileReport as VatReconcileReport } from '../vat-ops/reconcile.js';
 import { FINDING_KINDS, type Finding } from './compare.js';
 
 /**

@@ -11,7 +11,7 @@ import type { Keys } from '../queue/keys.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
 import { readTrace } from '../queue/trace.js';
-import type { ReconcileReport as VatReconcileReport } from '../runtime/vat-reconcile.js';
+import type { ReconcileReport as VatReconcileReport } from '../vat-ops/reconcile.js';
 import { atOrAfter, compareCustomer, compareTransaction, extraRecord, type Finding, type Outcome } from './compare.js';
 import { EngineCustomer, EngineTransaction, customerFacts, engineField, transactionFacts } from './facts.js';
 import { REPORT_VERSION, emptySummary, sortFindings, type Report } from './report.js';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/runtime/redis-probe.js';
+import { freePort } from '../../src/daemon/redis-probe.js';
 import { buildCli } from '../helpers/cli.js';
 
 /**

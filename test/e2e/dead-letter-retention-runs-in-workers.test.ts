@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDeadLetterStore, type NewDeadLetter } from '../../src/queue/dead-letter.js';
-import type { ArchivedEntry } from '../../src/runtime/dlq-retention.js';
+import type { ArchivedEntry } from '../../src/dead-letters/retention.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { eventually } from '../helpers/pipeline.js';
 import { useRedis } from '../helpers/redis.js';

@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CONNECTORS } from '../../src/connectors/registry.js';
 import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
-import { freePort, waitForPing } from '../../src/runtime/redis-probe.js';
+import { freePort, waitForPing } from '../../src/daemon/redis-probe.js';
 import { buildCli, spawnCli, type CliProcess } from '../helpers/cli.js';
 import { E2E_SECRETS } from '../helpers/daemon.js';
 import { erpCustomer, erpInvoice } from '../helpers/erp-events.js';

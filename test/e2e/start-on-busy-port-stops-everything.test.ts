@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answersPing } from '../../src/runtime/redis-probe.js';
+import { answersPing } from '../../src/daemon/redis-probe.js';
 import { buildCli, spawnCli } from '../helpers/cli.js';
 
 /**

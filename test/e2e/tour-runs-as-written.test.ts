@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/runtime/redis-probe.js';
+import { freePort } from '../../src/daemon/redis-probe.js';
 import { buildCli } from '../helpers/cli.js';
 
 /**

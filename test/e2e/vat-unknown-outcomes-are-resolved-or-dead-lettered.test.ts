@@ -3,9 +3,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { parseSettings } from '../../src/config/settings.js';
 import { recordKeyString } from '../../src/domain/record-key.js';
 import { createRequeuer } from '../../src/queue/requeue.js';
-import { createDlqDeps } from '../../src/runtime/dlq-open.js';
-import { decideLedgerEntry, showLedgerEntry } from '../../src/runtime/vat-ledger-commands.js';
-import { createVatResolver } from '../../src/runtime/vat-resolver.js';
+import { createDlqDeps } from '../../src/dead-letters/open.js';
+import { decideLedgerEntry, showLedgerEntry } from '../../src/vat-ops/ledger-commands.js';
+import { createVatResolver } from '../../src/vat-ops/resolver.js';
 import { createVatRig, invoiceEvent, vatRecord, type VatRig } from '../helpers/vat-rig.js';
 import { useRedis } from '../helpers/redis.js';
 

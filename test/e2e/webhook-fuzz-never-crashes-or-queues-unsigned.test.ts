@@ -29,8 +29,8 @@ import { createLogger } from '../../src/observability/logger.js';
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
 import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
 import type { QueueName } from '../../src/queue/names.js';
-import { createLifecycle, type Lifecycle } from '../../src/runtime/lifecycle.js';
-import { startServe } from '../../src/runtime/serve.js';
+import { createLifecycle, type Lifecycle } from '../../src/daemon/lifecycle.js';
+import { startServe } from '../../src/daemon/serve.js';
 import { E2E_SECRETS, e2eEnv, type E2eConnector } from '../helpers/daemon.js';
 import { useRedis } from '../helpers/redis.js';
 

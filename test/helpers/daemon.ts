@@ -12,11 +12,11 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
 import type { QueueName } from '../../src/queue/names.js';
-import { connectApi } from '../../src/runtime/api.js';
-import { createLifecycle, type Lifecycle } from '../../src/runtime/lifecycle.js';
-import { configuredRedis } from '../../src/runtime/redis.js';
-import { startServe } from '../../src/runtime/serve.js';
-import { startWork } from '../../src/runtime/work.js';
+import { connectApi } from '../../src/daemon/api.js';
+import { createLifecycle, type Lifecycle } from '../../src/daemon/lifecycle.js';
+import { configuredRedis } from '../../src/daemon/redis.js';
+import { startServe } from '../../src/daemon/serve.js';
+import { startWork } from '../../src/daemon/work.js';
 
 export const E2E_SECRETS = {
   shopify: 'e2e-shopify-secret',

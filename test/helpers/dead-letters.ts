@@ -3,7 +3,7 @@ import { createAuditLog } from '../../src/queue/audit.js';
 import type { NewDeadLetter } from '../../src/queue/dead-letter.js';
 import type { RetryPolicy } from '../../src/queue/retry.js';
 import { createVatLedger } from '../../src/queue/vat-ledger.js';
-import type { DlqDeps } from '../../src/runtime/dlq.js';
+import type { DlqDeps } from '../../src/dead-letters/service.js';
 import { afterEach, beforeEach } from 'vitest';
 import { TaxsyncError } from '../../src/domain/errors.js';
 import { createPipeline, type Pipeline } from './pipeline.js';

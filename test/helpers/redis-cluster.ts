@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, waitForPing } from '../../src/runtime/redis-probe.js';
+import { freePort, waitForPing } from '../../src/daemon/redis-probe.js';
 
 export interface LocalCluster {
   /** The masters' client ports on 127.0.0.1, in the order `redis-cli --cluster create` got them. */

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort, waitForPing } from '../../src/runtime/redis-probe.js';
+import { freePort, waitForPing } from '../../src/daemon/redis-probe.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ declare module 'vitest' {
 const INSTALL_HINT =
   'No Redis for the tests: set REDIS_URL, or install redis-server (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or start Docker for testcontainers.';
 
-export { freePort } from '../../src/runtime/redis-probe.js';
+export { freePort } from '../../src/daemon/redis-probe.js';
 
 /** Resolves once something answers a Redis PING on the port, or rejects after `deadlineMs`. */
 export const waitForRedis = (port: number, deadlineMs = 10_000): Promise<void> => waitForPing(port, deadlineMs);

@@ -14,7 +14,7 @@ import { closeQueues, createQueues, createRedis, whenReady } from '../../src/que
 import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { createProducer } from '../../src/queue/producer.js';
-import { freePort, waitForPing } from '../../src/runtime/redis-probe.js';
+import { freePort, waitForPing } from '../../src/daemon/redis-probe.js';
 import { eventually } from '../helpers/pipeline.js';
 import { uniquePrefix } from '../helpers/redis.js';
 import { testConnector, testSettings } from '../helpers/test-connector.js';

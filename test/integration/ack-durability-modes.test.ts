@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAckGuard } from '../../src/queue/ack-durability.js';
 import { createRedis, whenReady } from '../../src/queue/connection.js';
-import { freePort, waitForPing } from '../../src/runtime/redis-probe.js';
+import { freePort, waitForPing } from '../../src/daemon/redis-probe.js';
 
 describe('acknowledgement durability modes', () => {
   let child: ChildProcess;

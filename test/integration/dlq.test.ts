@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { recordKeyString } from '../../src/domain/record-key.js';
 import { readTrace } from '../../src/queue/trace.js';
-import { parseFilter } from '../../src/runtime/dlq-filter.js';
+import { parseFilter } from '../../src/dead-letters/filter.js';
 import {
   discardEntries,
   dlqStats,
@@ -12,7 +12,7 @@ import {
   replayEntries,
   selectEntries,
   statusReport,
-} from '../../src/runtime/dlq.js';
+} from '../../src/dead-letters/service.js';
 import { buildCli, spawnCli } from '../helpers/cli.js';
 import { keptDelivery, useFlakyCustomers } from '../helpers/dead-letters.js';
 import { createPipeline, customerEvent, eventually } from '../helpers/pipeline.js';

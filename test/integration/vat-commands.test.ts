@@ -21,7 +21,7 @@ import {
   showRegistration,
   transactionTypes,
   updateRegistration,
-} from '../../src/runtime/vat-commands.js';
+} from '../../src/vat-ops/commands.js';
 import { useRedis } from '../helpers/redis.js';
 
 const ENTITY = '11111111-2222-4333-8444-555555555555';

@@ -1,15 +1,15 @@
 import type { Command } from 'commander';
-import { boot } from '../../runtime/boot.js';
-import { connectApi } from '../../runtime/api.js';
-import { DEV_SECRETS, webhookSecrets } from '../../runtime/connectors.js';
-import { guardSources } from '../../runtime/guard.js';
-import { listenError, startOrStop } from '../../runtime/lifecycle.js';
-import { configuredRedis, resolveRedis } from '../../runtime/redis.js';
-import { removeDaemonFile, writeDaemonFile } from '../../runtime/daemon-file.js';
-import { ensureRegistrations } from '../../runtime/zero-config-vat.js';
-import { serveMetrics } from '../../runtime/metrics.js';
+import { boot } from '../../daemon/boot.js';
+import { connectApi } from '../../daemon/api.js';
+import { DEV_SECRETS, webhookSecrets } from '../../daemon/connectors.js';
+import { guardSources } from '../../daemon/guard.js';
+import { listenError, startOrStop } from '../../daemon/lifecycle.js';
+import { configuredRedis, resolveRedis } from '../../daemon/redis.js';
+import { removeDaemonFile, writeDaemonFile } from '../../daemon/daemon-file.js';
+import { ensureRegistrations } from '../../vat-ops/zero-config.js';
+import { serveMetrics } from '../../daemon/metrics-server.js';
 import { createMetrics } from '../../observability/metrics.js';
-import { WORKABLE_QUEUES, startWork, type WorkableQueue } from '../../runtime/work.js';
+import { WORKABLE_QUEUES, startWork, type WorkableQueue } from '../../daemon/work.js';
 
 function parseQueues(value: string): WorkableQueue[] {
   const names = value.split(',').map((s) => s.trim());
@@ -36,7 +36,7 @@ export function registerDaemonCommands(program: Command): void {
         // The built-in emulator starts empty: give it the registrations the settings name.
         const registrations = api.emulatorUrl === undefined ? [] : await ensureRegistrations(api.vat, settings.vat, logger);
         await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
-        const { startServe } = await import('../../runtime/serve.js');
+        const { startServe } = await import('../../daemon/serve.js');
         const served = await startServe({
           metrics,
           config,

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { createRedis, whenReady } from '../../queue/connection.js';
-import { boot } from '../../runtime/boot.js';
-import { demoSecrets, demoSources, runDemo } from '../../runtime/demo.js';
-import { renderDemo } from '../../runtime/demo-render.js';
-import { clientRedis, requireDaemon } from '../../runtime/find-daemon.js';
+import { boot } from '../../daemon/boot.js';
+import { demoSecrets, demoSources, runDemo } from '../../demo/run.js';
+import { renderDemo } from '../../demo/render.js';
+import { clientRedis, requireDaemon } from '../../daemon/find-daemon.js';
 
 export function registerDemoCommand(program: Command): void {
   program

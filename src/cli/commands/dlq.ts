@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { RedisClient } from '../../queue/connection.js';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
-import { boot, type Booted } from '../../runtime/boot.js';
+import { boot, type Booted } from '../../daemon/boot.js';
 import {
   discardEntries,
   dlqStats,
@@ -16,11 +16,11 @@ import {
   type DlqDeps,
   type ReplaySummary,
   type Selection,
-} from '../../runtime/dlq.js';
-import { describeTally, entrySubject, isEmptyFilter, parseFilter, renderTable, tally, type DlqFilterOptions } from '../../runtime/dlq-filter.js';
-import { editEntry } from '../../runtime/dlq-edit.js';
-import { openDlq } from '../../runtime/dlq-open.js';
-import { applyRetention } from '../../runtime/dlq-retention.js';
+} from '../../dead-letters/service.js';
+import { describeTally, entrySubject, isEmptyFilter, parseFilter, renderTable, tally, type DlqFilterOptions } from '../../dead-letters/filter.js';
+import { editEntry } from '../../dead-letters/edit.js';
+import { openDlq } from '../../dead-letters/open.js';
+import { applyRetention } from '../../dead-letters/retention.js';
 
 interface Common extends DlqFilterOptions {
   json?: boolean;

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { boot, type Booted } from '../../runtime/boot.js';
-import { addFault, clearFaults, describeFault, listFaults, type FaultList } from '../../runtime/emulator-faults.js';
-import { clientEmulatorUrl } from '../../runtime/find-daemon.js';
+import { boot, type Booted } from '../../daemon/boot.js';
+import { addFault, clearFaults, describeFault, listFaults, type FaultList } from '../faults-client.js';
+import { clientEmulatorUrl } from '../../daemon/find-daemon.js';
 
 const KINDS = ['error', 'rate_limit', 'latency', 'drop', 'expire_token'] as const;
 

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { boot } from '../../runtime/boot.js';
-import { ingestFile } from '../../runtime/ingest.js';
+import { boot } from '../../daemon/boot.js';
+import { ingestFile } from '../../ingest/file.js';
 import { closeQueues, createQueues, createRedis, whenReady } from '../../queue/connection.js';
 import { createKeys } from '../../queue/keys.js';
-import { configuredProducer } from '../../runtime/producer.js';
-import { clientRedis } from '../../runtime/find-daemon.js';
+import { configuredProducer } from '../../queue/configured-producer.js';
+import { clientRedis } from '../../daemon/find-daemon.js';
 
 function progressBar(done: number, total: number | undefined): void {
   if (!process.stderr.isTTY || !total) return;

@@ -11,10 +11,10 @@ import { replayFindings, type ReplayedFinding } from '../../reconcile/replay.js'
 import { ReportFile, renderReport, type Report } from '../../reconcile/report.js';
 import { runReconcile } from '../../reconcile/run.js';
 import { parseSince } from '../../reconcile/since.js';
-import { boot, type Booted } from '../../runtime/boot.js';
-import { clientApi, clientRedis } from '../../runtime/find-daemon.js';
-import { reconcileVat } from '../../runtime/vat-commands.js';
-import { EMULATOR_BOX_LAYOUT, renderReconcile } from '../../runtime/vat-reconcile.js';
+import { boot, type Booted } from '../../daemon/boot.js';
+import { clientApi, clientRedis } from '../../daemon/find-daemon.js';
+import { reconcileVat } from '../../vat-ops/commands.js';
+import { EMULATOR_BOX_LAYOUT, renderReconcile } from '../../vat-ops/reconcile.js';
 import { createProgress } from '../progress.js';
 
 interface ReconcileFlags {

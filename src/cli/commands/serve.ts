@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { boot } from '../../runtime/boot.js';
-import { resolveRedis } from '../../runtime/redis.js';
-import { webhookSecrets } from '../../runtime/connectors.js';
-import { guardSources } from '../../runtime/guard.js';
-import { startOrStop } from '../../runtime/lifecycle.js';
+import { boot } from '../../daemon/boot.js';
+import { resolveRedis } from '../../daemon/redis.js';
+import { webhookSecrets } from '../../daemon/connectors.js';
+import { guardSources } from '../../daemon/guard.js';
+import { startOrStop } from '../../daemon/lifecycle.js';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -16,7 +16,7 @@ export function registerServeCommand(program: Command): void {
         const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
         const secrets = webhookSecrets(config, false);
         await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
-        const { startServe } = await import('../../runtime/serve.js');
+        const { startServe } = await import('../../daemon/serve.js');
         await startServe({ config, settings, redisTarget, logger, lifecycle, secrets });
       });
     });

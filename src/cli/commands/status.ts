@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { createWaitingIndex, describeAge, type WaitingList, type WaitingRecord } from '../../processors/waiting.js';
-import { boot } from '../../runtime/boot.js';
+import { boot } from '../../daemon/boot.js';
+import { statusReport, type StatusReport } from '../../dead-letters/service.js';
+import { describeTally, renderTable } from '../../dead-letters/filter.js';
+import { openDlq } from '../../dead-letters/open.js';
 import { createVarianceStore } from '../../variance/store.js';
-import { statusReport, type StatusReport } from '../../runtime/dlq.js';
-import { describeTally, renderTable } from '../../runtime/dlq-filter.js';
-import { openDlq } from '../../runtime/dlq-open.js';
 
 /** Waiting records listed (oldest first); the total counts them all. */
 const WAITING_SHOWN = 100;

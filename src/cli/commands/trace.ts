@@ -6,8 +6,8 @@ import { createKeys } from '../../queue/keys.js';
 import { createRecordStore } from '../../queue/record-state.js';
 import { readTrace, type TraceEntry } from '../../queue/trace.js';
 import { createVatLedger, type LedgerAttempt, type LedgerEntry } from '../../queue/vat-ledger.js';
-import { boot } from '../../runtime/boot.js';
-import { clientRedis } from '../../runtime/find-daemon.js';
+import { boot } from '../../daemon/boot.js';
+import { clientRedis } from '../../daemon/find-daemon.js';
 
 interface RecordView {
   record: RecordKey;

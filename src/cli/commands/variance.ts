@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { createRedis } from '../../queue/connection.js';
 import { createKeys } from '../../queue/keys.js';
-import { renderTable } from '../../runtime/dlq-filter.js';
-import { boot } from '../../runtime/boot.js';
-import { clientRedis } from '../../runtime/find-daemon.js';
+import { renderTable } from '../../dead-letters/filter.js';
+import { boot } from '../../daemon/boot.js';
+import { clientRedis } from '../../daemon/find-daemon.js';
 import { createVarianceStore } from '../../variance/store.js';
 
 export function registerVarianceCommand(program: Command): void {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Booted } from '../../runtime/boot.js';
-import { openDlq } from '../../runtime/dlq-open.js';
-import { decideLedgerEntry, renderLedgerEntry, showLedgerEntry } from '../../runtime/vat-ledger-commands.js';
+import type { Booted } from '../../daemon/boot.js';
+import { openDlq } from '../../dead-letters/open.js';
+import { decideLedgerEntry, renderLedgerEntry, showLedgerEntry } from '../../vat-ops/ledger-commands.js';
 
 interface Json {
   json?: boolean;

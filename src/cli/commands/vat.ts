@@ -5,8 +5,8 @@ import type { VatClient } from '../../api/vat-client.js';
 import { createRedis } from '../../queue/connection.js';
 import { createKeys } from '../../queue/keys.js';
 import { createVatLedger, type VatLedger } from '../../queue/vat-ledger.js';
-import { boot, type Booted } from '../../runtime/boot.js';
-import { clientApi, clientRedis } from '../../runtime/find-daemon.js';
+import { boot, type Booted } from '../../daemon/boot.js';
+import { clientApi, clientRedis } from '../../daemon/find-daemon.js';
 import {
   approveFiling,
   closeRegistration,
@@ -20,8 +20,8 @@ import {
   showRegistration,
   transactionTypes,
   updateRegistration,
-} from '../../runtime/vat-commands.js';
-import { EMULATOR_BOX_LAYOUT, renderReconcile, type BoxLayout } from '../../runtime/vat-reconcile.js';
+} from '../../vat-ops/commands.js';
+import { EMULATOR_BOX_LAYOUT, renderReconcile, type BoxLayout } from '../../vat-ops/reconcile.js';
 import { registerVatLedgerCommands } from './vat-ledger.js';
 
 interface Json {

@@ -1,7 +1,7 @@
 import { ERROR_CODES } from '../../domain/errors.js';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
-import type { ReplaySummary } from '../../runtime/dlq.js';
-import { describeTally, entrySubject, tally } from '../../runtime/dlq-filter.js';
+import type { ReplaySummary } from '../../dead-letters/service.js';
+import { describeTally, entrySubject, tally } from '../../dead-letters/filter.js';
 import { html, type Html } from './html.js';
 
 export const FILTER_FIELDS = ['queue', 'code', 'source', 'external_id', 'text', 'since', 'until'] as const;

@@ -4,7 +4,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { WaitingList } from '../../processors/waiting.js';
 import type { RedisClient } from '../../queue/connection.js';
 import type { Keys } from '../../queue/keys.js';
-import type { DlqDeps } from '../../runtime/dlq.js';
+import type { DlqDeps } from '../../dead-letters/service.js';
 import { createAdminAuth, type Viewer } from './auth.js';
 import { registerBoard } from './board.js';
 import { registerDeadLetterRoutes } from './dead-letters.js';

@@ -11,7 +11,7 @@ import type { WaitPolicy } from '../../../src/processors/record-processor.js';
 import { createTransactionHandler } from '../../../src/processors/transaction.js';
 import { createWaitingIndex } from '../../../src/processors/waiting.js';
 import { createRefundLedger } from '../../../src/queue/refund-ledger.js';
-import { replayEntries } from '../../../src/runtime/dlq.js';
+import { replayEntries } from '../../../src/dead-letters/service.js';
 import { useFakeApi } from '../../helpers/api-harness.js';
 import { buildCli, spawnCli } from '../../helpers/cli.js';
 import { pipelineDlqDeps } from '../../helpers/dead-letters.js';

@@ -16,7 +16,7 @@ import { readTrace } from '../../../src/queue/trace.js';
 import { replayFindings } from '../../../src/reconcile/replay.js';
 import { runReconcile, type ReconcileDeps } from '../../../src/reconcile/run.js';
 import { buildCli, spawnCli } from '../../helpers/cli.js';
-import { parseReportingPeriod, reconcile as reconcileVatLedger } from '../../../src/runtime/vat-reconcile.js';
+import { parseReportingPeriod, reconcile as reconcileVatLedger } from '../../../src/vat-ops/reconcile.js';
 import { testVariety } from '../../helpers/emulator-variety.js';
 import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/observability/logger.js';
-import { cliLogLevel } from '../../../src/runtime/boot.js';
+import { cliLogLevel } from '../../../src/daemon/boot.js';
 
 describe("the commands' logs", () => {
   it('show only warnings unless LOG_LEVEL or --verbose says otherwise', () => {

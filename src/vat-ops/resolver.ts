@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import { parseRecordKeyString, recordKeyString, type RecordKey } from '../domain/record-key.js';
+import type { Logger } from '../observability/logger.js';
+import type { RedisClient } from '../queue/connection.js';
+import type { Keys } from '../queue/keys.js';
+import type { RecordStore } from '../queue/record-state.js';
+import type { Requeuer } from '../queue/requeue.js';
+import type { VatLedger } from '../queue/vat-ledger.js';
+import type { Lifecycle } from '../daemon/lifecycle.js';
+
+/**
+ * Nothing waits forever (docs/vat.md, "Unknown outcomes"): an open ledger entry (in flight past its
+ * lease, or unknown) is normally resolved by its record's job, which resends the same body with
+ * backoff. When that job is gone (it ran out of attempts, or a crash lost it) the entry would stay
+ * open for ever; this sweep finds such entries in the open index and puts their record's newest
+ * version back on the vat-submissions queue, with backoff per entry. The job then resends, and
+ * after TAXSYNC_VAT_UNKNOWN_LIMIT resends dead-letters the entry as VAT_OUTCOME_UNRESOLVED.
+ * Every VAT worker process schedules it; a lease in Redis lets one of them sweep per interval.
+ */
+export interface VatResolver {
+  /** One sweep; `busy` when another process holds this interval's lease. */
+  sweep(): Promise<{ busy: boolean; requeued: number; postponed: number }>;
+}
+
+export interface VatResolverDeps {
+  ledger: Pick<VatLedger, 'due' | 'byKey' | 'postpone'>;
+  records: Pick<RecordStore, 'reopen'>;
+  requeuer: Pick<Requeuer, 'ensureQueued'>;
+  /** The vat-submissions queue: is the record's job still there? */
+  queue: Pick<Queue, 'getJob'>;
+  redis: RedisClient;
+  keys: Keys;
+  /** How often the sweep runs (TAXSYNC_VAT_RESOLVER_INTERVAL_MS): also the lease's length. */
+  intervalMs: number;
+  /** Re-queues of one entry back off from baseMs, doubling per resend, up to capMs. */
+  backoff: { baseMs: number; capMs: number };
+  clock?: () => number;
+  /** Entries looked at per sweep. @defaultValue 500 */
+  batch?: number;
+}
+
+const OPEN: ReadonlySet<string> = new Set(['in_flight', 'unknown']);
+
+export function createVatResolver(deps: VatResolverDeps): VatResolver {
+  const clock = deps.clock ?? Date.now;
+  const leaseKey = `${deps.keys.prefix}:vat-resolver-lease`;
+  return {
+    async sweep() {
+      const now = clock();
+      // Not released at the end: one sweep per interval across every process.
+      const lease = await deps.redis.set(leaseKey, randomUUID(), 'PX', deps.intervalMs, 'NX');
+      if (lease === null) return { busy: true, requeued: 0, postponed: 0 };
+      let requeued = 0;
+      let postponed = 0;
+      for (const key of await deps.ledger.due(now, deps.batch ?? 500)) {
+        const entry = await deps.ledger.byKey(key);
+        let record: RecordKey | undefined;
+        try {
+          record = entry?.record === undefined ? undefined : parseRecordKeyString(entry.record);
+        } catch {
+          record = undefined;
+        }
+        if (entry === undefined || record === undefined || !OPEN.has(entry.state)) {
+          // Settled meanwhile (settle takes it out of the index) or unreadable: look again much later.
+          await deps.ledger.postpone(key, now + deps.backoff.capMs);
+          postponed += 1;
+          continue;
+        }
+        if (await deps.queue.getJob(recordKeyString(record))) {
+          // Its job is waiting, delayed or running: that job resolves it.
+          await deps.ledger.postpone(key, now + deps.intervalMs);
+          postponed += 1;
+          continue;
+        }
+        await deps.records.reopen(record);
+        await deps.requeuer.ensureQueued(record);
+        const delay = Math.min(deps.backoff.capMs, deps.backoff.baseMs * 2 ** Math.min(entry.resends, 30));
+        await deps.ledger.postpone(key, now + Math.max(delay, deps.intervalMs));
+        requeued += 1;
+      }
+      return { busy: false, requeued, postponed };
+    },
+  };
+}
+
+/** Runs the sweep every interval in a worker process; stops on shutdown (a sweep in progress is awaited). */
+export function scheduleVatResolver(resolver: VatResolver, options: { intervalMs: number; logger: Logger; lifecycle: Lifecycle }): void {
+  const logger = options.logger.child({ task: 'vat resolver' });
+  let running: Promise<void> | undefined;
+  const tick = (): void => {
+    if (running) return;
+    running = resolver
+      .sweep()
+      .then(
+        (result) => {
+          if (result.requeued > 0) logger.warn({ requeued: result.requeued }, 'VAT submissions with an open outcome had lost their job: re-queued');
+        },
+        (error: unknown) => logger.error({ err: error }, 'VAT resolver sweep failed'),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(tick, options.intervalMs);
+  timer.unref();
+  options.lifecycle.onShutdown('vat resolver', async () => {
+    clearInterval(timer);
+    await running;
+  });
+}
