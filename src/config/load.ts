@@ -222,6 +222,7 @@ const EnvSchema = z.object({
   // 30 minutes: see docs/configuration.md for why.
   TAXSYNC_REFUND_WAIT: duration('m', 1_000, 30 * 86_400_000, '30m'),
   TAXSYNC_TAX_VARIANCE_ABS: decimal('0.05'),
+  TAXSYNC_SOURCE_SILENCE: duration('m', 60_000, 30 * 86_400_000, '6h'),
   TAXSYNC_TAX_VARIANCE_PCT: decimal('0.5'),
   TAXSYNC_WAIT_BASE_MS: int(1, 3_600_000, 5_000),
   TAXSYNC_WAIT_CAP_MS: int(1, 86_400_000, 1_800_000),
@@ -313,6 +314,8 @@ function buildConfig(env: Env) {
     },
     /** Charged-vs-calculated tax: a variance above both is recorded (docs/operations.md, "Tax variance"). */
     taxVariance: { abs: env.TAXSYNC_TAX_VARIANCE_ABS, pct: env.TAXSYNC_TAX_VARIANCE_PCT },
+    /** A source that sent before and has been quiet longer than this is silent (status, web view). */
+    sourceSilenceMs: env.TAXSYNC_SOURCE_SILENCE,
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     webhookSecrets: {
       shopify: env.SHOPIFY_WEBHOOK_SECRET,

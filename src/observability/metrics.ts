@@ -32,6 +32,8 @@ export interface QueueSource {
   deadLetter: Queue;
   /** The `{prefix}:counters` hash. */
   counters(): Promise<Record<string, string>>;
+  /** source → epoch ms of its last accepted event (src/activity/). */
+  activity?(): Promise<Record<string, string>>;
   clock?: () => number;
 }
 
@@ -225,6 +227,21 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       const n = Number(counters.tax_variances ?? 0);
       this.reset();
       if (Number.isFinite(n) && n > 0) this.inc(n);
+    },
+  });
+  new Gauge({
+    name: 'taxsync_source_last_event_age_seconds',
+    help: 'Seconds since the last event accepted from each source (webhooks), read at scrape time: alert on silence',
+    labelNames: ['source'],
+    registers: [registry],
+    async collect() {
+      const last = await read('taxsync_source_last_event_age_seconds', async (s) => ({ last: s.activity ? await s.activity() : {}, now: (s.clock ?? Date.now)() }));
+      if (!last) return;
+      this.reset();
+      for (const [source, ms] of Object.entries(last.last)) {
+        const at = Number(ms);
+        if (Number.isFinite(at) && at > 0) this.set({ source }, Math.max(0, (last.now - at) / 1000));
+      }
     },
   });
   new Gauge({
