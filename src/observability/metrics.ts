@@ -32,6 +32,8 @@ export interface QueueSource {
   deadLetter: Queue;
   /** The `{prefix}:counters` hash. */
   counters(): Promise<Record<string, string>>;
+  /** source → epoch ms of its last accepted event (src/activity/). */
+  activity?(): Promise<Record<string, string>>;
   clock?: () => number;
 }
 
@@ -241,6 +243,56 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
         const n = Number(counters[`dead_letter_archived:${reason}`] ?? 0);
         if (Number.isFinite(n) && n > 0) this.inc({ reason }, n);
       }
+    },
+  });
+
+  new Counter({
+    name: 'taxsync_tax_variances_total',
+    help: 'Invoices whose tax charged by the platform differed from the engine\'s above TAXSYNC_TAX_VARIANCE_ABS and _PCT (all processes, from Redis at scrape time)',
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_tax_variances_total', (s) => s.counters());
+      if (!counters) return;
+      const n = Number(counters.tax_variances ?? 0);
+      this.reset();
+      if (Number.isFinite(n) && n > 0) this.inc(n);
+    },
+  });
+  new Gauge({
+    name: 'taxsync_source_last_event_age_seconds',
+    help: 'Seconds since the last event accepted from each source (webhooks), read at scrape time: alert on silence',
+    labelNames: ['source'],
+    registers: [registry],
+    async collect() {
+      const last = await read('taxsync_source_last_event_age_seconds', async (s) => ({ last: s.activity ? await s.activity() : {}, now: (s.clock ?? Date.now)() }));
+      if (!last) return;
+      this.reset();
+      for (const [source, ms] of Object.entries(last.last)) {
+        const at = Number(ms);
+        if (Number.isFinite(at) && at > 0) this.set({ source }, Math.max(0, (last.now - at) / 1000));
+      }
+    },
+  });
+  new Gauge({
+    name: 'taxsync_reconcile_findings',
+    help: 'Findings of the last `taxsync reconcile` run by kind (missing, extra, differing; matched records too), from Redis at scrape time',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_reconcile_findings', (s) => s.counters());
+      if (!counters || counters['reconcile:finished_at_ms'] === undefined) return;
+      this.reset();
+      for (const kind of ['missing', 'extra', 'differing', 'matched']) this.set({ kind }, Number(counters[`reconcile:${kind}`] ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'taxsync_reconcile_last_run_timestamp_seconds',
+    help: 'When the last `taxsync reconcile` run finished (Unix time), from Redis at scrape time',
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_reconcile_last_run_timestamp_seconds', (s) => s.counters());
+      const ms = Number(counters?.['reconcile:finished_at_ms']);
+      if (Number.isFinite(ms) && ms > 0) this.set(ms / 1000);
     },
   });
 
