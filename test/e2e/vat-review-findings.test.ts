@@ -146,14 +146,14 @@ describe('the review of the VAT ledger (issue 15)', () => {
     });
     const early = vatRecord('CR-1');
     // Created and cancelled before the worker ran: one run, for the cancellation.
-    await rig.accept(credit('CR-1'), refundCancelled('CR-1', credit('CR-1').data as Record<string, unknown>));
+    await rig.accept(credit('CR-1'), refundCancelled('CR-1', credit('CR-1').data));
     expect((await rig.settle(early)).kind).toBe('applied');
     expect(await rig.deadLettersOf(early)).toEqual([]);
 
     const late = vatRecord('CR-2');
     await rig.accept(credit('CR-2'));
     expect((await rig.settle(late)).kind).toBe('dead-lettered');
-    await rig.accept(refundCancelled('CR-2', credit('CR-2').data as Record<string, unknown>));
+    await rig.accept(refundCancelled('CR-2', credit('CR-2').data));
     expect((await rig.settle(late)).kind).toBe('dead-lettered');
     // 10.00 net taken back by the credit, given back by its cancellation
     expect((await rig.deadLettersOf(late)).map((l) => l.error.fields?.net?.[0]?.replace(/^.*: /, '')).sort()).toEqual(['-10.00', '10.00']);
