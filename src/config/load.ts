@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
-import { Secret } from './secret.js';
-import { apiUrlProblem, isLoopbackHost } from './url-policy.js';
+import { Secret } from '../domain/secret.js';
+import { apiUrlProblem, isLoopbackHost } from '../api/url-policy.js';
 
 /**
  * The one reader of process.env. Every setting has a name, a default and a line in

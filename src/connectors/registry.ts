@@ -2,6 +2,7 @@ import { erpConnector } from './erp/index.js';
 import { shopifyConnector } from './shopify/index.js';
 import { stripeConnector } from './stripe/index.js';
 import { woocommerceConnector } from './woocommerce/index.js';
+import type { Settings } from '../config/settings.js';
 import type { Connector } from './types.js';
 
 /**
@@ -18,4 +19,9 @@ export const CONNECTORS: Readonly<Record<string, Connector>> = {
 
 export function getConnector(id: string): Connector | undefined {
   return Object.hasOwn(CONNECTORS, id) ? CONNECTORS[id] : undefined;
+}
+
+/** A connector's source: from settings, else its default; never from a payload (DESIGN.md invariant 3). */
+export function sourceOf(connectorId: string, settings: Settings): string {
+  return settings.sources[connectorId] ?? CONNECTORS[connectorId]?.defaultSource ?? connectorId;
 }

@@ -1,4 +1,4 @@
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../domain/secret.js';
 import type { CanonicalEvent } from '../domain/events.js';
 
 /** A webhook delivery as it arrived: the raw bytes, before any parsing. */

@@ -16,7 +16,7 @@ import { scriptedMulti, withScripts } from '../queue/redis-scripts.js';
 import { policyFor, type RetryPolicies, type RetryPolicy } from '../queue/retry.js';
 import { appendTrace, type TraceSettings } from '../queue/trace.js';
 import { vatLedgerStatus, type VatLedger, type VatLedgerStatus } from '../queue/vat-ledger.js';
-import { sourceOf } from '../daemon/connectors.js';
+import { sourceOf } from '../connectors/registry.js';
 import { describeFilter, describeTally, matchesFilter, newestFirst, tally, type DlqFilter, type DlqTally } from './filter.js';
 
 /** Everything the dead-letter tools need, over ONE connection shared by the queues (MULTI spans them). */

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApiClients, type ApiClients, type VatClient } from '../../src/api/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { CanonicalEvent, type CanonicalEventInput } from '../../src/domain/events.js';
 import { recordKeyString, type RecordKey } from '../../src/domain/record-key.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../src/emulator/index.js';

@@ -3,7 +3,7 @@ import { createWaitingIndex, describeAge, type WaitingList, type WaitingRecord }
 import { boot } from '../../daemon/boot.js';
 import { statusReport, type StatusReport } from '../../dead-letters/service.js';
 import { describeTally, renderTable } from '../../dead-letters/filter.js';
-import { openDlq } from '../../dead-letters/open.js';
+import { openDlq } from '../open-dlq.js';
 import type { VatLedgerStatus } from '../../queue/vat-ledger.js';
 
 /** Waiting records listed (oldest first); the total counts them all. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { shopifyConnector } from '../../../src/connectors/shopify/index.js';
 import type { WebhookRequest } from '../../../src/connectors/types.js';
 import type { InvoiceData } from '../../../src/domain/events.js';
