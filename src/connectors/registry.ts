@@ -11,10 +11,10 @@ import type { Connector } from './types.js';
  * fixtures under test/fixtures/connectors/<id>/.
  */
 export const CONNECTORS: Readonly<Record<string, Connector>> = {
-  stripe: stripeConnector,
-  erp: erpConnector,
   shopify: shopifyConnector,
+  stripe: stripeConnector,
   woocommerce: woocommerceConnector,
+  erp: erpConnector,
 };
 
 export function getConnector(id: string): Connector | undefined {
@@ -25,3 +25,8 @@ export function getConnector(id: string): Connector | undefined {
 export function sourceOf(connectorId: string, settings: Settings): string {
   return settings.sources[connectorId] ?? CONNECTORS[connectorId]?.defaultSource ?? connectorId;
 }
+
+/** The development secret of each connector that has one (the zero-configuration start and `taxsync demo`). */
+export const DEV_SECRETS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.values(CONNECTORS).flatMap((c) => (c.devSecret === undefined ? [] : [[c.id, c.devSecret]])),
+);

@@ -162,17 +162,7 @@ function heldEventId(eventJson: string | undefined): string | undefined {
 
 /** Connector headers a delivery's parse reads, rebuilt from what the entry kept (signatures are not needed: it was verified when received). */
 export function replayHeaders(raw: NonNullable<DeadLetterEntry['raw']>): Record<string, string | undefined> {
-  const { topic, delivery_id: id } = raw;
-  switch (raw.connector) {
-    case 'shopify':
-      return { 'x-shopify-topic': topic, 'x-shopify-event-id': id };
-    case 'woocommerce':
-      return { 'x-wc-webhook-topic': topic, 'x-wc-webhook-delivery-id': id };
-    case 'erp':
-      return { 'webhook-id': id };
-    default:
-      return {};
-  }
+  return getConnector(raw.connector)?.replayHeaders?.({ topic: raw.topic, deliveryId: raw.delivery_id }) ?? {};
 }
 
 /** Reads a kept delivery again with today's connector code, without signature verification. */

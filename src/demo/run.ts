@@ -4,7 +4,7 @@ import { createApiClients, type ApiClients, type Customer, type Exemption, type 
 import type { Config } from '../config/index.js';
 import { Secret } from '../domain/secret.js';
 import type { Settings } from '../config/settings.js';
-import { CONNECTORS, sourceOf } from '../connectors/registry.js';
+import { CONNECTORS, DEV_SECRETS, sourceOf } from '../connectors/registry.js';
 import { formatMoney, isoExponent, money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
 import { vatEnabled, type VatSettings } from '../mapping/index.js';
@@ -13,7 +13,6 @@ import type { RedisClient } from '../queue/connection.js';
 import { createKeys } from '../queue/keys.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
-import { DEV_SECRETS } from '../daemon/connectors.js';
 import { buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation, type DemoUpdate } from './samples.js';
 import { filingHint, vatRecordSettled, vatRow, type DemoFilingHint, type DemoVatRow, type VatStateDeps } from './vat.js';
 

@@ -36,6 +36,8 @@ export interface Keys {
   readonly audit: string;
   /** String: the lease of the one process applying dead-letter retention (its random token). */
   readonly dlqRetentionLease: string;
+  /** One part of a `taxsync reconcile` run (its checkpoint, the engine's lists read so far, outcomes). */
+  reconcile(runId: string, part: string): string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -56,5 +58,6 @@ export function createKeys(prefix: string): Keys {
     ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
     audit: `${prefix}:audit`,
     dlqRetentionLease: `${prefix}:dlq-retention-lease`,
+    reconcile: (runId, part) => `${prefix}:reconcile:${runId}:${part}`,
   };
 }
