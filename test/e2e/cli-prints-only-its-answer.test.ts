@@ -22,6 +22,8 @@ const STATUS_TABLE = [
   /^$/,
   /^dead-letter: \d+ entr(y|ies)/,
   /^VAT ledger: \d+ unknown/,
+  /^tax variances: \d+ invoice/,
+  /^sources: no event accepted yet$/,
   /^$/,
   /^waiting: none$/,
 ];
