@@ -9,6 +9,7 @@ import { registerDlqCommands } from './commands/dlq.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
 import { registerReconcileCommands } from './commands/reconcile.js';
+import { registerBackfillCommand } from './commands/backfill.js';
 import { registerVarianceCommand } from './commands/variance.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerVatCommands(program);
   registerReconcileCommands(program);
   registerVarianceCommand(program);
+  registerBackfillCommand(program);
   registerFaultsCommand(program);
   return program;
 }
