@@ -8,6 +8,7 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
+import { registerResendCommand } from './commands/resend.js';
 import { registerReconcileCommands } from './commands/reconcile.js';
 import { registerBackfillCommand } from './commands/backfill.js';
 import { registerVarianceCommand } from './commands/variance.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerIngestCommand(program);
   registerTraceCommand(program);
+  registerResendCommand(program);
   registerDemoCommand(program);
   registerDlqCommands(program);
   registerStatusCommand(program);

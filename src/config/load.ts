@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
-import { Secret } from './secret.js';
-import { apiUrlProblem, isLoopbackHost } from './url-policy.js';
+import { Secret } from '../domain/secret.js';
+import { apiUrlProblem, isLoopbackHost } from '../api/url-policy.js';
 
 /**
  * The one reader of process.env. Every setting has a name, a default and a line in
@@ -77,6 +77,14 @@ const secretList = z.preprocess(
 const secret = z.preprocess(blankToUndefined, z.string().optional().transform((v) => (v === undefined ? undefined : new Secret(v))));
 
 /** Tokens that open the admin routes or /metrics: long enough that guessing is hopeless. */
+/**
+ * TAXSYNC_COALESCE_MS's default, from the bench (docs/performance.md, "API cost: the coalescing
+ * window"): well above the 20 ms between the saves of a 50-per-second loop, with room for the
+ * jitter of a loaded machine, so such a burst costs two calls (its first update, then its last).
+ * A lone update is not delayed at all, so webhook → API latency does not pay for it.
+ */
+export const DEFAULT_COALESCE_MS = 200;
+
 export const MIN_TOKEN_LENGTH = 32;
 const TOKEN_RULE = `must be at least ${MIN_TOKEN_LENGTH} characters (a random token, e.g. openssl rand -hex 32)`;
 const longSecret = z.preprocess(
@@ -204,7 +212,8 @@ const EnvSchema = z.object({
   TAXSYNC_DLQ_MAX_AGE_DAYS: int(0, 36_500, 0),
   TAXSYNC_DLQ_ARCHIVE: optionalString,
   TAXSYNC_DLQ_RETENTION_INTERVAL_MS: int(1_000, 86_400_000, 600_000),
-  TAXSYNC_COALESCE_MS: int(0, 60_000, 0),
+  TAXSYNC_COALESCE_MS: int(0, 60_000, DEFAULT_COALESCE_MS),
+  TAXSYNC_COALESCE_MAX_MS: int(0, 3_600_000, 5_000),
   TAXSYNC_TRACE_MAX_ENTRIES: int(0, 10_000, 100),
   TAXSYNC_TRACE_MAX_AGE_DAYS: int(1, 3_650, 30),
   // 100 jobs in flight: one process reaches 500+ calls/s against an API answering in 100 ms.
@@ -280,6 +289,8 @@ function buildConfig(env: Env) {
     },
     queue: {
       coalesceDelayMs: env.TAXSYNC_COALESCE_MS,
+      /** A record updated without pause is still sent once its job is this old. */
+      coalesceMaxMs: env.TAXSYNC_COALESCE_MAX_MS,
       concurrency: {
         customers: env.TAXSYNC_CONCURRENCY_CUSTOMERS,
         transactions: env.TAXSYNC_CONCURRENCY_TRANSACTIONS,

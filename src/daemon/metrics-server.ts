@@ -6,7 +6,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics, QueueSource } from '../observability/metrics.js';
 import type { Keys } from '../queue/keys.js';
 import { QUEUE_NAMES, RECORD_QUEUES, type QueueName } from '../queue/names.js';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../domain/secret.js';
 import { METRICS_REFUSED, metricsAllowed } from '../http/metrics-access.js';
 import type { Lifecycle } from './lifecycle.js';
 import { lastEvents } from '../activity/store.js';

@@ -32,6 +32,14 @@ import type { Lifecycle } from './lifecycle.js';
 export const WORKABLE_QUEUES = [QUEUE_NAMES.customers, QUEUE_NAMES.transactions, QUEUE_NAMES.vatSubmissions] as const;
 export type WorkableQueue = (typeof WORKABLE_QUEUES)[number];
 
+/** `--queue customers,transactions`: the queues named, or an error naming the unknown ones. */
+export function parseQueues(value: string): WorkableQueue[] {
+  const names = value.split(',').map((s) => s.trim());
+  const unknown = names.filter((n) => !(WORKABLE_QUEUES as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`unknown queue ${unknown.join(', ')}: choose from ${WORKABLE_QUEUES.join(', ')}`);
+  return names as WorkableQueue[];
+}
+
 /**
  * Workers for the record queues. Registers the shutdown: stop taking jobs, let in-flight ones
  * finish within the deadline (a job cut off is retried later: BullMQ's stalled-job recovery), close.
@@ -127,7 +135,8 @@ export async function startWork(deps: {
         trace: config.trace,
         logger: logger.child({ queue: name }),
         wait: config.queue.wait,
-        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown } : {}),
+        coalesce: { windowMs: config.queue.coalesceDelayMs, maxMs: config.queue.coalesceMaxMs },
+        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown, onUnchanged: deps.metrics.observeUnchanged } : {}),
       }),
     });
     workers.push(worker);

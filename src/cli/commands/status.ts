@@ -3,7 +3,8 @@ import { createWaitingIndex, describeAge, type WaitingList, type WaitingRecord }
 import { boot } from '../../daemon/boot.js';
 import { statusReport, type StatusReport } from '../../dead-letters/service.js';
 import { describeTally, renderTable } from '../../dead-letters/filter.js';
-import { openDlq } from '../../dead-letters/open.js';
+import { openDlq } from '../open-dlq.js';
+import type { VatLedgerStatus } from '../../queue/vat-ledger.js';
 import { createVarianceStore } from '../../variance/store.js';
 import { sourceAges, type SourceAge } from '../../activity/silence.js';
 import { lastEvents } from '../../activity/store.js';
@@ -34,6 +35,14 @@ function renderWaiting(waiting: WaitingList): string[] {
   ];
 }
 
+export function renderVatLedgerStatus(s: VatLedgerStatus): string {
+  return (
+    `VAT ledger: ${s.unknown} unknown (sent, answer lost; resolved by the next attempt), ` +
+    `${s.unresolved} unresolved (check the filing, then \`taxsync vat ledger confirm|release\`), ` +
+    `${s.in_flight} in flight, ${s.pending} pending`
+  );
+}
+
 function renderSources(sources: SourceAge[], silenceS: number): string[] {
   if (sources.length === 0) return ['sources: no event accepted yet'];
   return [
@@ -51,7 +60,7 @@ function render(report: StatusReport & { waiting: WaitingList; tax_variances: nu
     renderTable(['QUEUE', 'WAITING', 'ACTIVE', 'DELAYED', 'FAILED', 'OLDEST WAITING'], rows),
     '',
     `dead-letter: ${describeTally(report.dead_letter)}`,
-    `VAT ledger: ${report.vat_ledger.unknown} unknown (sent, answer lost; resolved by the next attempt or \`taxsync vat\` reconcile)`,
+    renderVatLedgerStatus(report.vat_ledger),
     `tax variances: ${report.tax_variances} invoice(s) where the tax charged differs from the engine's (\`taxsync variance\`)`,
     ...renderSources(report.sources, report.source_silence_s),
     '',
@@ -62,7 +71,7 @@ function render(report: StatusReport & { waiting: WaitingList; tax_variances: nu
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger unknowns, records waiting for their original')
+    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger entries still open (unknown, unresolved, in flight, pending), records waiting for their original')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
       const booted = boot('status', { logToStderr: true });

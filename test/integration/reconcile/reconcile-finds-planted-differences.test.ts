@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../../../src/api/index.js';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
 import { CanonicalEvent, type CanonicalEventInput } from '../../../src/domain/events.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../../src/emulator/index.js';
