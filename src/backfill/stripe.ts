@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { z } from 'zod';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../domain/secret.js';
 import { mapCreditNoteEvent, mapInvoiceEvent } from '../connectors/stripe/map.js';
 import { StripeCreditNoteEvent, StripeInvoiceEvent } from '../connectors/stripe/schemas.js';
 

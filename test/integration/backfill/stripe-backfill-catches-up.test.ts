@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { stripeConnector } from '../../../src/connectors/stripe/index.js';
 import { runStripeBackfill } from '../../../src/backfill/run.js';
 import { createStripeLister } from '../../../src/backfill/stripe.js';
