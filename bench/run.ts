@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { startFakeApi, type FakeApi } from './lib/fake-api.js';
 import { startBenchRedis, type BenchRedis } from './lib/redis.js';
 import { table, type ScenarioResult } from './lib/report.js';
-import { coalescing } from './scenarios/coalescing.js';
+import { coalescing, sequentialBurst } from './scenarios/coalescing.js';
 import { e2eLatency } from './scenarios/e2e-latency.js';
 import { ingest } from './scenarios/ingest.js';
 import { latencyBound } from './scenarios/latency-bound.js';
@@ -34,6 +34,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioResult[]>
   '2': syncThroughput,
   '3': latencyBound,
   '4': coalescing,
+  '4b': sequentialBurst,
   '5': e2eLatency,
   '6': workerMemory,
 };

@@ -108,3 +108,84 @@ export async function coalescing(ctx: BenchContext): Promise<ScenarioResult[]> {
     },
   ];
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One run of 4b: every record gets `updates` sequential updates at `rate`/s, records side by side. */
+async function sequentialRun(ctx: BenchContext, windowMs: number, records: number, updates: number, rate: number, deadlineMs: number) {
+  const { api, redis } = ctx;
+  const prefix = ctx.prefix(`burst-${windowMs}`);
+  const config = benchConfig(redis.url, prefix, api.url, { TAXSYNC_COALESCE_MS: String(windowMs) });
+  const producer = await startProducer(config, redis.url);
+  api.reset();
+  const workers = await startTaxsyncWorkers(config, redis.url, api.url);
+  const interval = 1000 / rate;
+  const gaps: number[] = [];
+  const started = performance.now();
+  // Each record's updates one after another (each stored before the next), as an ERP save loop.
+  await Promise.all(
+    Array.from({ length: records }, async (_, record) => {
+      let last = performance.now();
+      for (let version = 1; version <= updates; version++) {
+        await sleep(Math.max(0, started + version * interval - performance.now()));
+        await producer.producer.accept({ events: [invoiceEvent(`burst-${record}`, version)] });
+        const now = performance.now();
+        if (version > 1) gaps.push(now - last);
+        last = now;
+      }
+    }),
+  );
+  const sentMs = performance.now() - started;
+  await settle(() => producer.idle(), 500, deadlineMs);
+  const result = outcome(api, updates);
+  await workers.stop();
+  await producer.close();
+  await redis.clear(prefix);
+  gaps.sort((a, b) => a - b);
+  return {
+    windowMs,
+    callsPerRecord: result.calls / records,
+    ...result,
+    sentMs: round(sentMs),
+    gapP50Ms: round(gaps[Math.floor(gaps.length / 2)] ?? 0),
+    gapP99Ms: round(gaps[Math.floor(gaps.length * 0.99)] ?? 0),
+  };
+}
+
+/**
+ * Scenario 4b: the issue's API-cost case. Each of R records gets 100 updates one after another at
+ * 50 updates/s (an ERP save loop, an order edited in the admin): taxsync at its window must make
+ * ≤ 2 calls per record ending on the last update (its first update goes out at once, the rest as one); the same at TAXSYNC_COALESCE_MS=0 (the behaviour
+ * before the window) and BENCH_BURST_WINDOWS (a sweep, e.g. `0,10,20,30,50`) are in the details.
+ * The baseline is one call per update.
+ */
+export async function sequentialBurst(ctx: BenchContext): Promise<ScenarioResult[]> {
+  const records = envInt('BENCH_BURST_RECORDS', 10);
+  const updates = envInt('BENCH_BURST_UPDATES', 100);
+  const rate = envInt('BENCH_BURST_RATE', 50);
+  const deadlineMs = envInt('BENCH_DEADLINE_MS', 300_000);
+  const configured = benchConfig(ctx.redis.url, ctx.prefix('burst-config'), ctx.api.url).queue.coalesceDelayMs;
+  const sweep = (process.env.BENCH_BURST_WINDOWS ?? '0')
+    .split(',')
+    .map((s) => Number(s.trim()))
+    .filter((n) => Number.isInteger(n) && n >= 0 && n !== configured);
+  // Warm-up (JIT, connections, the first token), left out: a cold process stalls for tens of ms.
+  await sequentialRun(ctx, configured, 2, 20, rate, deadlineMs);
+  const main = await sequentialRun(ctx, configured, records, updates, rate, deadlineMs);
+  const others = [];
+  for (const windowMs of sweep) others.push(await sequentialRun(ctx, windowMs, records, updates, rate, deadlineMs));
+  return [
+    {
+      id: '4b',
+      name: `sequential burst ${updates} @ ${rate}/s`,
+      metric: 'API calls/record',
+      taxsync: main.callsPerRecord,
+      baseline: updates,
+      ratio: main.callsPerRecord / updates,
+      ratioMeaning: 'taxsync calls ÷ one call per update (lower is better)',
+      target: `≤ 2/record, final = last`,
+      pass: main.maxPerRecord <= 2 && main.finalCorrect === records,
+      details: { records, updates, rate, window: main, otherWindows: others },
+    },
+  ];
+}

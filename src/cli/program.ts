@@ -8,6 +8,9 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommands } from './commands/dlq.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
+import { registerResendCommand } from './commands/resend.js';
+import { registerReconcileCommands } from './commands/reconcile.js';
+import { registerVarianceCommand } from './commands/variance.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
@@ -28,10 +31,13 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerIngestCommand(program);
   registerTraceCommand(program);
+  registerResendCommand(program);
   registerDemoCommand(program);
   registerDlqCommands(program);
   registerStatusCommand(program);
   registerVatCommands(program);
+  registerReconcileCommands(program);
+  registerVarianceCommand(program);
   registerFaultsCommand(program);
   return program;
 }

@@ -28,6 +28,9 @@ const int = (min: number, max: number, fallback: number) =>
       .max(max, { error: `must be at most ${max}` })
       .default(fallback),
   );
+/** A non-negative decimal kept as its string (money never becomes a number): `0.05`. */
+const decimal = (fallback: string) =>
+  z.preprocess(blankToUndefined, z.string().trim().regex(/^\d{1,12}(\.\d{1,6})?$/, { error: 'must be a non-negative decimal such as 0.05' }).default(fallback));
 const DURATION_UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
 /**
  * A duration such as `30m`, `90s`, `2h`, `1d`; a bare number is in `bareUnit` (so `30` = 30
@@ -76,6 +79,14 @@ const secretList = z.preprocess(
 const secret = z.preprocess(blankToUndefined, z.string().optional().transform((v) => (v === undefined ? undefined : new Secret(v))));
 
 /** Tokens that open the admin routes or /metrics: long enough that guessing is hopeless. */
+/**
+ * TAXSYNC_COALESCE_MS's default, from the bench (docs/performance.md, "API cost: the coalescing
+ * window"): well above the 20 ms between the saves of a 50-per-second loop, with room for the
+ * jitter of a loaded machine, so such a burst costs two calls (its first update, then its last).
+ * A lone update is not delayed at all, so webhook → API latency does not pay for it.
+ */
+export const DEFAULT_COALESCE_MS = 200;
+
 export const MIN_TOKEN_LENGTH = 32;
 const TOKEN_RULE = `must be at least ${MIN_TOKEN_LENGTH} characters (a random token, e.g. openssl rand -hex 32)`;
 const longSecret = z.preprocess(
@@ -200,7 +211,8 @@ const EnvSchema = z.object({
   TAXSYNC_DLQ_MAX_AGE_DAYS: int(0, 36_500, 0),
   TAXSYNC_DLQ_ARCHIVE: optionalString,
   TAXSYNC_DLQ_RETENTION_INTERVAL_MS: int(1_000, 86_400_000, 600_000),
-  TAXSYNC_COALESCE_MS: int(0, 60_000, 0),
+  TAXSYNC_COALESCE_MS: int(0, 60_000, DEFAULT_COALESCE_MS),
+  TAXSYNC_COALESCE_MAX_MS: int(0, 3_600_000, 5_000),
   TAXSYNC_TRACE_MAX_ENTRIES: int(0, 10_000, 100),
   TAXSYNC_TRACE_MAX_AGE_DAYS: int(1, 3_650, 30),
   // 100 jobs in flight: one process reaches 500+ calls/s against an API answering in 100 ms.
@@ -220,6 +232,9 @@ const EnvSchema = z.object({
   TAXSYNC_WAIT_DEADLINE_S: int(1, 30 * 86_400, 86_400),
   // 30 minutes: see docs/configuration.md for why.
   TAXSYNC_REFUND_WAIT: duration('m', 1_000, 30 * 86_400_000, '30m'),
+  TAXSYNC_TAX_VARIANCE_ABS: decimal('0.05'),
+  TAXSYNC_SOURCE_SILENCE: duration('m', 60_000, 30 * 86_400_000, '6h'),
+  TAXSYNC_TAX_VARIANCE_PCT: decimal('0.5'),
   TAXSYNC_WAIT_BASE_MS: int(1, 3_600_000, 5_000),
   TAXSYNC_WAIT_CAP_MS: int(1, 86_400_000, 1_800_000),
   TAXSYNC_SWEEP_INTERVAL_MS: int(1_000, 3_600_000, 30_000),
@@ -273,6 +288,8 @@ function buildConfig(env: Env) {
     },
     queue: {
       coalesceDelayMs: env.TAXSYNC_COALESCE_MS,
+      /** A record updated without pause is still sent once its job is this old. */
+      coalesceMaxMs: env.TAXSYNC_COALESCE_MAX_MS,
       concurrency: {
         customers: env.TAXSYNC_CONCURRENCY_CUSTOMERS,
         transactions: env.TAXSYNC_CONCURRENCY_TRANSACTIONS,
@@ -308,6 +325,10 @@ function buildConfig(env: Env) {
       /** How often each `work` / `start` process tries to apply retention (when a limit is set). */
       retentionIntervalMs: env.TAXSYNC_DLQ_RETENTION_INTERVAL_MS,
     },
+    /** Charged-vs-calculated tax: a variance above both is recorded (docs/operations.md, "Tax variance"). */
+    taxVariance: { abs: env.TAXSYNC_TAX_VARIANCE_ABS, pct: env.TAXSYNC_TAX_VARIANCE_PCT },
+    /** A source that sent before and has been quiet longer than this is silent (status, web view). */
+    sourceSilenceMs: env.TAXSYNC_SOURCE_SILENCE,
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     webhookSecrets: {
       shopify: env.SHOPIFY_WEBHOOK_SECRET,

@@ -20,6 +20,8 @@ import { queueSource } from './metrics-server.js';
 import { QUEUE_NAMES, type QueueName } from '../queue/names.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createRefundLedger } from '../queue/refund-ledger.js';
+import { createVarianceStore } from '../variance/store.js';
+import { varianceThresholds } from '../variance/compute.js';
 import { createRequeuer } from '../queue/requeue.js';
 import { createRecordWorker } from '../queue/worker.js';
 import { scheduleRetention } from '../dead-letters/retention-schedule.js';
@@ -88,7 +90,13 @@ export async function startWork(deps: {
       const exemption = createExemptionHandler({ tax: deps.tax, records, settings: mapping });
       return (event, ctx) => (ctx.record.kind === 'exemption' ? exemption(event, ctx) : customer(event, ctx));
     })(),
-    transactions: createTransactionHandler({ tax: deps.tax, records, ledger: createRefundLedger(state, keys), settings: mapping }),
+    transactions: createTransactionHandler({
+      tax: deps.tax,
+      records,
+      ledger: createRefundLedger(state, keys),
+      settings: mapping,
+      variance: { store: createVarianceStore(state, keys), thresholds: varianceThresholds(config.taxVariance) },
+    }),
     'vat-submissions': createVatHandler({
       vat: deps.vat,
       ledger: vatLedger,
@@ -127,7 +135,8 @@ export async function startWork(deps: {
         trace: config.trace,
         logger: logger.child({ queue: name }),
         wait: config.queue.wait,
-        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown } : {}),
+        coalesce: { windowMs: config.queue.coalesceDelayMs, maxMs: config.queue.coalesceMaxMs },
+        ...(deps.metrics ? { onOutcome: deps.metrics.observeJob, onIdUnknown: deps.metrics.observeIdUnknown, onUnchanged: deps.metrics.observeUnchanged } : {}),
       }),
     });
     workers.push(worker);

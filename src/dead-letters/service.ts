@@ -14,7 +14,7 @@ import type { RecordStore } from '../queue/record-state.js';
 import { dropSupersededEntry, replayRecord, type ReplayDeps } from '../queue/replay.js';
 import type { RetryPolicies, RetryPolicy } from '../queue/retry.js';
 import type { TraceSettings } from '../queue/trace.js';
-import type { VatLedger } from '../queue/vat-ledger.js';
+import { vatLedgerStatus, type VatLedger, type VatLedgerStatus } from '../queue/vat-ledger.js';
 import { sourceOf } from '../connectors/registry.js';
 import { describeFilter, describeTally, matchesFilter, newestFirst, tally, type DlqFilter, type DlqTally } from './filter.js';
 
@@ -332,7 +332,7 @@ export interface QueueStatus {
 export interface StatusReport {
   queues: Record<string, QueueStatus>;
   dead_letter: DlqTally;
-  vat_ledger: { unknown: number };
+  vat_ledger: VatLedgerStatus;
 }
 
 export async function statusReport(deps: Pick<DlqDeps, 'queues' | 'deadLetters' | 'ledger' | 'clock'>): Promise<StatusReport> {
@@ -350,7 +350,5 @@ export async function statusReport(deps: Pick<DlqDeps, 'queues' | 'deadLetters' 
       oldest_waiting_age_s: oldest ? Math.max(0, Math.round((now - oldest.timestamp) / 1000)) : null,
     };
   }
-  let unknown = 0;
-  for await (const [, entry] of deps.ledger.entries()) if (entry.state === 'unknown') unknown += 1;
-  return { queues, dead_letter: await dlqStats(deps), vat_ledger: { unknown } };
+  return { queues, dead_letter: await dlqStats(deps), vat_ledger: await vatLedgerStatus(deps.ledger) };
 }

@@ -1,7 +1,7 @@
 import type { TaxClient } from '../api/index.js';
 import { mapCustomer, type MappingSettings } from '../mapping/index.js';
 import { accepted, acceptedOutcome, deleted, notSent } from './outcome.js';
-import { sentHash } from './sent-hash.js';
+import { sentHash, unchanged } from './sent-hash.js';
 import type { RecordHandler } from './types.js';
 
 /** customer.upserted → PUT /v1/customers/; customer.deleted → DELETE by key. */
@@ -12,11 +12,13 @@ export function createCustomerHandler(deps: { tax: TaxClient; settings: MappingS
         const mapped = mapCustomer(event.data, { key: ctx.record, settings: deps.settings });
         if (mapped.kind !== 'send') return notSent(mapped);
         const { source, external_id } = mapped.body;
+        const hash = sentHash(mapped.body);
+        const skip = unchanged(ctx, hash, 'customer');
+        if (skip) return skip;
         const answer = await accepted(
           () => deps.tax.customers.upsert(mapped.body),
           async () => (await deps.tax.customers.getByKey(source, external_id)).id,
         );
-        const hash = sentHash(mapped.body);
         if (answer.kind === 'unreadable') return { ...acceptedOutcome('customer', answer, 'so it was read back by key'), sentHash: hash };
         return { kind: 'done', detail: `customer ${answer.record.id} upserted`, taxId: answer.record.id, sentHash: hash };
       }

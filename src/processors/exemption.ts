@@ -5,6 +5,7 @@ import type { RecordKey } from '../domain/record-key.js';
 import { mapExemption, mapExemptionCancelled, type MappingSettings } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
 import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
+import { sentHash, unchanged } from './sent-hash.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
 
 /**
@@ -26,6 +27,14 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
   }
 
   async function write(body: ExemptionRequest, ctx: HandlerContext): Promise<HandlerOutcome> {
+    const hash = sentHash(body);
+    // Only with its id known: without it, the exemption may have to be found or created again.
+    const skip = ctx.state.taxId === undefined ? undefined : unchanged(ctx, hash, 'exemption');
+    if (skip) return skip;
+    return { ...(await send(body, ctx)), sentHash: hash };
+  }
+
+  async function send(body: ExemptionRequest, ctx: HandlerContext): Promise<Extract<HandlerOutcome, { kind: 'done' }>> {
     let id = ctx.state.taxId;
     if (id === undefined && ctx.state.createPending !== undefined) {
       id = await findCreated(pendingBody(ctx.state.createPending) ?? body);
@@ -76,7 +85,7 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
       case 'exemption.deleted': {
         const id = ctx.state.taxId;
         if (id === undefined) return { kind: 'done', detail: 'nothing sent: this exemption was never created in the tax engine' };
-        return deleted(() => deps.tax.exemptions.delete(id), `exemption ${id}`);
+        return { ...(await deleted(() => deps.tax.exemptions.delete(id), `exemption ${id}`)), sentHash: null };
       }
       default:
         return { kind: 'done', detail: `nothing sent: ${event.type} is not an exemption event` };

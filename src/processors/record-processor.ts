@@ -41,6 +41,12 @@ export interface RecordProcessorDeps {
   wait?: WaitPolicy;
   /** Versions applied in one job before it yields to other records. */
   maxLoops?: number;
+  /**
+   * The coalescing window (TAXSYNC_COALESCE_MS): a record updated again within `windowMs` of its
+   * previous update is sent once no update has arrived for `windowMs`, or once its job is `maxMs`
+   * old (TAXSYNC_COALESCE_MAX_MS), whichever comes first. 0 (the default here) sends at once.
+   */
+  coalesce?: { windowMs: number; maxMs: number };
   /** Default pause when a 429 gives no Retry-After. */
   rateLimitFallbackMs?: number;
   /** A refund whose invoice is locked by another refund tries again after about this long. @defaultValue 1000 */
@@ -51,6 +57,8 @@ export interface RecordProcessorDeps {
   onOutcome?: (queue: string, outcome: JobOutcome) => void;
   /** Told of each write accepted whose tax engine id stayed unknown (metrics). */
   onIdUnknown?: (queue: string) => void;
+  /** Told of each write not sent because its body is the one last accepted (metrics). */
+  onUnchanged?: (queue: string) => void;
 }
 
 export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
@@ -117,7 +125,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     });
     if (record && state) {
       await deps.records.markApplied(record, state.seq, state.event, clock(), {
-        fields: { first_failed_at: null, waiting_since: null, create_pending: null },
+        fields: { first_failed_at: null, waiting_since: null, create_pending: null, sent_hash: null },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
           entries: [...held.splice(0), { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` }],
@@ -133,7 +141,14 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     const error = isTaxsyncError(thrown)
       ? thrown
       : new TaxsyncError('INTERNAL_ERROR', `unexpected error: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown });
-    if (state.firstFailedAt === undefined) await deps.records.setFields(record, { first_failed_at: clock().toISOString() });
+    // A failed call may still have been applied (a timeout, a reset): the body last accepted is no
+    // longer known, so the next version is sent even when it equals that body (skip unchanged).
+    if (state.firstFailedAt === undefined || state.sentHash !== undefined) {
+      await deps.records.setFields(record, {
+        ...(state.firstFailedAt === undefined ? { first_failed_at: clock().toISOString() } : {}),
+        ...(state.sentHash === undefined ? {} : { sent_hash: null }),
+      });
+    }
 
     if (error.code === 'API_RATE_LIMITED') {
       const pauseMs = error.retryAfterMs ?? deps.rateLimitFallbackMs ?? 1_000;
@@ -214,6 +229,24 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     );
   }
 
+  /**
+   * When the job should run again because its record is in a burst, or undefined to send now. A
+   * record is in a burst when its newest event came within the window of the one before; it is
+   * sent once the window after its newest event has passed with no update. A lone update (the
+   * first of a burst too) is sent at once: the window costs latency only to records updated again
+   * and again. The job's own age bounds the wait: its timestamp is when an update queued it (a
+   * delayed job keeps it).
+   */
+  function coalesceUntil(job: Job, state: RecordState): number | undefined {
+    const windowMs = deps.coalesce?.windowMs ?? 0;
+    if (windowMs <= 0 || state.receivedAt <= 0 || state.prevReceivedAt <= 0 || state.receivedAt - state.prevReceivedAt >= windowMs) return undefined;
+    const now = clock().getTime();
+    const quietAt = state.receivedAt + windowMs;
+    const latest = job.timestamp + (deps.coalesce?.maxMs ?? 0);
+    if (quietAt <= now || latest <= now) return undefined;
+    return Math.min(quietAt, latest);
+  }
+
   return async function processRecordJob(job: Job, token?: string): Promise<ProcessResult> {
     const result = await run(job, token);
     report(result);
@@ -242,6 +275,13 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       if (!state.event) {
         await deadLetter(job, record, state, new TaxsyncError('JOB_INVALID', 'the newest event of this record cannot be read back'));
         return 'dead-lettered';
+      }
+      const settleAt = coalesceUntil(job, state);
+      if (settleAt !== undefined) {
+        // Updates still arriving: wait for the record to go quiet, then send its latest state once.
+        await job.moveToDelayed(settleAt, token);
+        report('coalescing');
+        throw new DelayedError();
       }
       const held: TraceEntry[] = [
         { at: clock().toISOString(), step: 'sent', event_id: state.event.id, occurred_at: state.event.occurred_at, detail: state.event.type },
@@ -273,16 +313,26 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         }
       }
 
+      if (outcome.unchanged) {
+        // Nothing went out: the held 'sent' line is dropped, the trace says why.
+        held.pop();
+        try {
+          deps.onUnchanged?.(deps.queue.name);
+        } catch {
+          // Metrics never fail a job.
+        }
+      }
       const now = clock();
+      const hash = outcome.sentHash === undefined ? {} : { sent_hash: outcome.sentHash };
       const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
         fields: outcome.idUnknown
-          ? { first_failed_at: null, waiting_since: null, tax_id: null }
+          ? { first_failed_at: null, waiting_since: null, tax_id: null, ...hash }
           : {
               first_failed_at: null,
               waiting_since: null,
               create_pending: null,
               ...(outcome.taxId ? { tax_id: outcome.taxId } : {}),
-              ...(outcome.sentHash === undefined ? {} : { sent_hash: outcome.sentHash }),
+              ...hash,
             },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
@@ -290,7 +340,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
             ...held.splice(0),
             {
               at: now.toISOString(),
-              step: 'answered',
+              step: outcome.unchanged ? 'unchanged' : 'answered',
               event_id: state.event.id,
               ...(outcome.status ? { status: outcome.status } : {}),
               detail: outcome.detail,

@@ -13,15 +13,19 @@ import {
 } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
+import { taxVariance, type VarianceThresholds } from '../variance/compute.js';
+import type { VarianceStore } from '../variance/store.js';
 import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
-import { sentHash } from './sent-hash.js';
-import type { HandlerOutcome, RecordHandler } from './types.js';
+import { sentHash, unchanged } from './sent-hash.js';
+import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
 
 export interface TransactionHandlerDeps {
   tax: TaxClient;
   records: RecordStore;
   ledger: RefundLedger;
   settings: MappingSettings;
+  /** Charged-vs-calculated tax of invoices (src/variance/); absent: not compared. */
+  variance?: { store: VarianceStore; thresholds: VarianceThresholds; clock?: () => Date };
 }
 
 function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undefined {
@@ -37,15 +41,28 @@ function previousRefund(event: CanonicalEvent | undefined): RefundData | undefin
  * engine (invariant 4: until then the job waits); deletions → DELETE by key.
  */
 export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHandler {
-  async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string): Promise<HandlerOutcome> {
+  async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string, ctx: HandlerContext, invoice?: { key: RecordKey; data: InvoiceData }): Promise<HandlerOutcome> {
+    const hash = sentHash(body);
+    const skip = unchanged(ctx, hash, what);
+    if (skip) return skip;
     const answer = await accepted(
       () => deps.tax.transactions.upsert(body),
       async () => (await deps.tax.transactions.getByKey(body.source, body.external_id)).id,
     );
-    if (answer.kind === 'unreadable') return acceptedOutcome(what, answer, 'so it was read back by key');
+    if (answer.kind === 'unreadable') return { ...acceptedOutcome(what, answer, 'so it was read back by key'), sentHash: hash };
     const transaction = answer.record;
     const tax = transaction.tax?.total_tax === undefined ? '' : `, total tax ${transaction.tax.total_tax}`;
-    return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}`, taxId: transaction.id };
+    const variance = invoice ? await checkVariance(invoice, transaction.id, transaction.tax?.total_tax) : '';
+    return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}${variance}`, taxId: transaction.id, sentHash: hash };
+  }
+
+  /** docs/operations.md, "Tax variance": the tax the platform charged against the engine's; recorded above the thresholds. */
+  async function checkVariance(invoice: { key: RecordKey; data: InvoiceData }, engineId: string, computed: string | undefined): Promise<string> {
+    const v = deps.variance;
+    if (v === undefined) return '';
+    const found = taxVariance(invoice.data, computed, v.thresholds);
+    await v.store.set(invoice.key, found ? { ...found, engine_id: engineId } : undefined, (v.clock ?? (() => new Date()))());
+    return found ? `; tax variance: charged ${found.charged}, computed ${found.computed} (${found.difference} ${found.currency})` : '';
   }
 
   /** The refund's original as the tax engine has it, with taxsync's canonical invoice when known. */
@@ -84,8 +101,15 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     // engine holds: the same body again needs no call, a different one is sent.
     const hash = sentHash(mapped.body);
     if (state.sentHash === hash) return undefined;
-    // Only that the facts are stored matters here: an answer without a readable id is fine.
-    await accepted(() => deps.tax.customers.upsert(mapped.body));
+    // Only that the facts are stored matters here: an answer without a readable id is fine. A
+    // failed call may still have been applied (a timeout): the hash held is then no longer known
+    // to be the engine's, so it is cleared and the next body is sent whatever it is.
+    try {
+      await accepted(() => deps.tax.customers.upsert(mapped.body));
+    } catch (error) {
+      await deps.records.setFields(customerKey, { sent_hash: null });
+      throw error;
+    }
     await deps.records.setFields(customerKey, { sent_hash: hash });
     return undefined;
   }
@@ -97,12 +121,12 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       case 'invoice.upserted': {
         const mapped = mapInvoice(event.data, { key, settings });
         if (mapped.kind !== 'send') return notSent(mapped);
-        return (await customerFirst(event, event.data)) ?? upsert(mapped.body, 'invoice');
+        return (await customerFirst(event, event.data)) ?? upsert(mapped.body, 'invoice', ctx, { key, data: event.data });
       }
       case 'invoice.cancelled': {
         const previous = previousInvoice(ctx.state.appliedEvent);
         const mapped = mapInvoiceCancelled(event.data, { key, settings, ...(previous ? { previous } : {}) });
-        return mapped.kind === 'send' ? upsert(mapped.body, 'cancelled invoice') : notSent(mapped);
+        return mapped.kind === 'send' ? upsert(mapped.body, 'cancelled invoice', ctx) : notSent(mapped);
       }
       case 'refund.created':
       case 'refund.cancelled': {
@@ -126,19 +150,19 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
               : mapRefundCancelled(event.data, { ...refundCtx, ...(previous ? { previous } : {}) });
           if (mapped.kind !== 'send') return notSent(mapped);
           const what = event.type === 'refund.created' ? 'refund' : 'cancelled refund';
-          const outcome = await upsert(mapped.body, invoiceKey ? `${what} (${mapped.fraction.toFixed()} of ${invoiceKey.external_id})` : `unlinked ${what}`);
+          const outcome = await upsert(mapped.body, invoiceKey ? `${what} (${mapped.fraction.toFixed()} of ${invoiceKey.external_id})` : `unlinked ${what}`, ctx);
           if (invoiceKey) await deps.ledger.record(invoiceKey, key.external_id, mapped.fraction);
           return outcome;
         };
         return invoiceKey ? deps.ledger.withInvoiceLock(invoiceKey, send) : send();
       }
       case 'invoice.deleted':
-        return deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'invoice');
+        return { ...(await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'invoice')), sentHash: null };
       case 'refund.deleted': {
         const outcome = await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'refund');
         const invoiceId = previousRefund(ctx.state.appliedEvent)?.invoice_external_id;
         if (invoiceId) await deps.ledger.forget({ kind: 'transaction', source: key.source, external_id: invoiceId }, key.external_id);
-        return outcome;
+        return { ...outcome, sentHash: null };
       }
       default:
         return { kind: 'done', detail: `nothing sent: ${event.type} is not a transaction event` };

@@ -26,6 +26,8 @@ export type HandlerOutcome =
       idUnknown?: boolean;
       /** sentHash() of the body the service accepted (kept as the record's `sent_hash`); null clears it (a deletion). */
       sentHash?: string | null;
+      /** No call was made: the body equals the one last accepted (skip unchanged, counted apart). */
+      unchanged?: boolean;
     }
   /**
    * Something it needs is not there yet (a refund's invoice, an exemption's customer). `missing`

@@ -4,10 +4,10 @@ import type { RedisClient } from './connection.js';
 import { z } from 'zod';
 import type { Keys } from './keys.js';
 
-export const AUDIT_ACTIONS = ['replay', 'discard', 'export', 'edit'] as const;
+export const AUDIT_ACTIONS = ['replay', 'discard', 'export', 'edit', 'resend'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** One operator action on the dead-letter queue (append-only, newest first). */
+/** One operator action on the dead-letter queue, or a `taxsync resend` (append-only, newest first). */
 export const AuditEntry = z.object({
   at: z.string(),
   actor: z.string(),

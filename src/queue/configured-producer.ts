@@ -28,7 +28,9 @@ export function configuredProducer(
     deadLetters,
     trace: config.trace,
     deliveryTtlMs: config.webhooks.deliveryTtlMs,
-    coalesceDelayMs: config.queue.coalesceDelayMs,
+    // Jobs run at once: a lone update is sent without delay, and the workers hold a record that is
+    // in a burst until it goes quiet (TAXSYNC_COALESCE_MS, src/processors/record-processor.ts).
+    coalesceDelayMs: 0,
     vat: vatEnabled(settings.vat),
     // The attempts of every job come from here (TAXSYNC_MAX_ATTEMPTS), not from the workers.
     retry: config.queue.retry,

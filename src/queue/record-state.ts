@@ -29,6 +29,10 @@ export interface RecordState {
   createPending: string | undefined;
   /** A hash of the last body the service accepted for this record (sentHash()), once known. */
   sentHash: string | undefined;
+  /** When the newest event was received (epoch ms; 0 when unknown): the coalescing window runs from it. */
+  receivedAt: number;
+  /** When the event before it was received (epoch ms; 0 when none): closer than the window, the record is in a burst. */
+  prevReceivedAt: number;
 }
 
 export interface RecordStore {
@@ -95,7 +99,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
   const redis = withScripts(connection);
   async function read(key: RecordKey): Promise<RecordState> {
     const recordKey = recordKeyString(key);
-    const [seqField, appliedSeqField, taxId, waitingSince, firstFailedAt, createPending, held, appliedJson, sentHash] = await redis.taxsyncReadState(
+    const [seqField, appliedSeqField, taxId, waitingSince, firstFailedAt, createPending, held, appliedJson, sentHash, receivedAt, prevReceivedAt] = await redis.taxsyncReadState(
       keys.state(recordKey),
       keys.event(recordKey),
       keys.applied(recordKey),
@@ -121,6 +125,8 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       firstFailedAt: firstFailedAt ?? undefined,
       createPending: createPending ?? undefined,
       sentHash: sentHash ?? undefined,
+      receivedAt: Number(receivedAt ?? 0),
+      prevReceivedAt: Number(prevReceivedAt ?? 0),
     };
   }
   async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also: AppliedWith = {}): Promise<number> {

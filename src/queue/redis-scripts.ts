@@ -23,7 +23,7 @@ import type { RedisClient } from './connection.js';
 // trace in the same step. ARGV[10] is the incoming event's order, `<precedence>|<final>|<version>`
 // (eventOrder in src/domain/events.ts); absent means `0|0|`.
 const RECORD_EVENT = `
-local held = redis.call('HMGET', KEYS[1], 'event_at', 'event_id', 'event_prec', 'event_final', 'event_ver')
+local held = redis.call('HMGET', KEYS[1], 'event_at', 'event_id', 'event_prec', 'event_final', 'event_ver', 'received_at')
 local held_at = tonumber(held[1] or '-1')
 local trace_max = tonumber(ARGV[7])
 local function trace(entry)
@@ -62,7 +62,13 @@ if stale then
   return -1
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5], 'event_prec', prec, 'event_final', final and '1' or '0')
+redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5])
+-- The coalescing window tells a burst from a lone update by the time between the two.
+if held[6] then redis.call('HSET', KEYS[1], 'prev_received_at', held[6]) end
+-- Order fields only when they differ from their defaults (absent reads as 0, not final, no
+-- version): every pending record carries this hash, so its size is Redis memory per record.
+if prec ~= 0 then redis.call('HSET', KEYS[1], 'event_prec', prec) else redis.call('HDEL', KEYS[1], 'event_prec') end
+if final then redis.call('HSET', KEYS[1], 'event_final', '1') else redis.call('HDEL', KEYS[1], 'event_final') end
 if ver then redis.call('HSET', KEYS[1], 'event_ver', ver) else redis.call('HDEL', KEYS[1], 'event_ver') end
 redis.call('SET', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[1], 'event')
@@ -137,7 +143,8 @@ return seq
 // edit becomes the newest version and never overwrites a newer event. ARGV[1] empty (`--remap`)
 // means "whatever is newest": that version is marked not applied, whichever event it is.
 // KEYS: state, dirty, event, applied. A version already applied (moved to the applied key) is
-// copied back as the newest event, so its job has it to send.
+// copied back as the newest event, so its job has it to send. The record's sent_hash is cleared:
+// a replayed version is sent even when its body is the one last accepted.
 const REPLAY_MARK = `
 local held = redis.call('HMGET', KEYS[1], 'event_id', 'seq', 'applied_seq')
 if ARGV[1] ~= '' and held[1] ~= ARGV[1] then return 0 end
@@ -153,6 +160,8 @@ end
 if tonumber(held[3] or '0') >= seq then
   redis.call('HSET', KEYS[1], 'applied_seq', seq - 1)
 end
+-- A replay sends even a body equal to the one last accepted (skip unchanged is for new events).
+redis.call('HDEL', KEYS[1], 'sent_hash')
 redis.call('SADD', KEYS[2], ARGV[2])
 return seq
 `;
@@ -160,14 +169,14 @@ return seq
 // One consistent read of a record (KEYS: state, event, applied): the hash's small fields, then
 // the newest event and the applied one (each falling back to the fields older hashes kept).
 const READ_STATE = `
-local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'tax_id', 'waiting_since', 'first_failed_at', 'create_pending', 'event', 'applied_event', 'sent_hash')
+local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'tax_id', 'waiting_since', 'first_failed_at', 'create_pending', 'event', 'applied_event', 'sent_hash', 'received_at', 'prev_received_at')
 local event = redis.call('GET', KEYS[2]) or f[7]
 local applied = redis.call('GET', KEYS[3]) or f[8]
-return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9] }
+return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9], f[10], f[11] }
 `;
 
 export interface TaxsyncCommands {
-  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash]. */
+  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash, received_at, prev_received_at]. */
   taxsyncReadState(stateKey: string, eventKey: string, appliedKey: string): Promise<(string | null)[]>;
   /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event. */
   taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string): Promise<number>;

@@ -1,4 +1,5 @@
 import type { Queue } from 'bullmq';
+import type { ChainableCommander } from 'ioredis';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { RedisClient } from './connection.js';
 import type { DeadLetterStore } from './dead-letter.js';
@@ -15,7 +16,8 @@ export interface ReplayDeps {
   /** The record's queue; its connection runs the transaction (the entry's removal is in it). */
   queue: Queue;
   keys: Keys;
-  deadLetters: Pick<DeadLetterStore, 'removeTo'>;
+  /** Where replayed entries are removed from; `taxsync resend` replaces none. */
+  deadLetters?: Pick<DeadLetterStore, 'removeTo'>;
   trace: TraceSettings;
   retry?: EnqueueOptions['retry'];
 }
@@ -41,15 +43,25 @@ async function execOrThrow(multi: { exec(): Promise<[Error | null, unknown][] | 
  */
 export async function replayRecord(
   deps: ReplayDeps,
-  input: { record: RecordKey; entryId: string; eventId?: string; editedEventJson?: string; trace: TraceEntry },
+  input: {
+    record: RecordKey;
+    /** The dead-letter entry this replaces, removed in the same step; none for `taxsync resend`. */
+    entryId?: string;
+    eventId?: string;
+    editedEventJson?: string;
+    trace: TraceEntry;
+    /** More writes for the same step (an audit line). */
+    also?: (multi: ChainableCommander) => void;
+  },
 ): Promise<boolean> {
   const recordKey = recordKeyString(input.record);
   const { keys } = deps;
   const multi = await transaction(deps.queue);
   multi.taxsyncReplayMark(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), input.eventId ?? '', recordKey, input.editedEventJson ?? '');
   enqueueRecordIn(multi, deps.queue, input.record, { retry: deps.retry });
-  deps.deadLetters.removeTo(multi, input.entryId);
+  if (input.entryId !== undefined) deps.deadLetters?.removeTo(multi, input.entryId);
   appendTrace(multi, keys, recordKey, input.trace, deps.trace);
+  input.also?.(multi);
   const results = await execOrThrow(multi);
   return Number(results[0]?.[1]) > 0;
 }
@@ -57,7 +69,7 @@ export async function replayRecord(
 /** The entry removed (a newer event superseded it), with its trace line, in one transaction. */
 export async function dropSupersededEntry(deps: ReplayDeps, input: { record: RecordKey; entryId: string; trace: TraceEntry }): Promise<void> {
   const multi = await transaction(deps.queue);
-  deps.deadLetters.removeTo(multi, input.entryId);
+  deps.deadLetters?.removeTo(multi, input.entryId);
   appendTrace(multi, deps.keys, recordKeyString(input.record), input.trace, deps.trace);
   await execOrThrow(multi);
 }

@@ -10,6 +10,7 @@ export const TRACE_STEPS = [
   'coalesced',
   'sent',
   'answered',
+  'unchanged',
   'retry',
   'waiting',
   'dead-lettered',

@@ -13,6 +13,10 @@ import type { RetryPolicy } from '../../src/queue/retry.js';
 import { createRecordWorker } from '../../src/queue/worker.js';
 import { createRecordProcessor, type RecordProcessorDeps, type WaitPolicy } from '../../src/processors/record-processor.js';
 import type { RecordHandler } from '../../src/processors/types.js';
+import type { TaxClient } from '../../src/api/index.js';
+import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
+import { createTransactionHandler } from '../../src/processors/transaction.js';
+import { createRefundLedger } from '../../src/queue/refund-ledger.js';
 
 export interface Pipeline {
   producer: Producer;
@@ -32,10 +36,15 @@ export async function createPipeline(
   options: {
     retry?: RetryPolicy;
     wait?: WaitPolicy;
+    /** The producer's delay before a record's job runs. */
     coalesceDelayMs?: number;
+    /** The processor's coalescing window (TAXSYNC_COALESCE_MS). @defaultValue 0 */
+    coalesceMs?: number;
+    /** TAXSYNC_COALESCE_MAX_MS. @defaultValue 60000 */
+    coalesceMaxMs?: number;
     vat?: boolean;
     /** The processor's observers (metrics). */
-    observe?: Pick<RecordProcessorDeps, 'onOutcome' | 'onIdUnknown'>;
+    observe?: Pick<RecordProcessorDeps, 'onOutcome' | 'onIdUnknown' | 'onUnchanged'>;
   } = {},
 ): Promise<Pipeline> {
   const retry = options.retry ?? { attempts: 4, baseMs: 20, capMs: 100 };
@@ -88,6 +97,7 @@ export async function createPipeline(
           trace: { maxEntries: 50, maxAgeMs: 600_000 },
           logger,
           wait: options.wait ?? { deadlineMs: 60_000, baseMs: 20, capMs: 100 },
+          coalesce: { windowMs: options.coalesceMs ?? 0, maxMs: options.coalesceMaxMs ?? 60_000 },
           ...options.observe,
         }),
       });
@@ -124,4 +134,17 @@ export async function eventually(check: () => Promise<boolean> | boolean, deadli
     if (Date.now() > until) throw new Error('condition not met before the deadline');
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** The transactions worker as `taxsync work` builds it (default mapping settings), over `pipeline`. */
+export function startTransactionsWorker(pipeline: Pipeline, tax: TaxClient): Promise<Worker> {
+  return pipeline.startWorker(
+    'transactions',
+    createTransactionHandler({
+      tax,
+      records: pipeline.records,
+      ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys),
+      settings: DEFAULT_SETTINGS.mapping,
+    }),
+  );
 }

@@ -3,13 +3,11 @@ import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
 import { CanonicalEvent } from '../../../src/domain/events.js';
 import { createCustomerHandler } from '../../../src/processors/customer.js';
 import { createExemptionHandler } from '../../../src/processors/exemption.js';
-import { createTransactionHandler } from '../../../src/processors/transaction.js';
-import { createRefundLedger } from '../../../src/queue/refund-ledger.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { useFakeApi } from '../../helpers/api-harness.js';
 import { erpCustomer, erpExemption, erpInvoice, erpRefund, type ErpEvent } from '../../helpers/erp-events.js';
 import { answerJson, jsonBody, replyJson } from '../../helpers/fake-api.js';
-import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
+import { createPipeline, eventually, startTransactionsWorker, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
 
 /**
@@ -70,16 +68,7 @@ describe('writes accepted with answers taxsync cannot fully read', () => {
   });
 
   async function transactionsWorker(): Promise<void> {
-    const clients = ctx.connect();
-    await pipeline.startWorker(
-      'transactions',
-      createTransactionHandler({
-        tax: clients.tax,
-        records: pipeline.records,
-        ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys),
-        settings: DEFAULT_SETTINGS.mapping,
-      }),
-    );
+    await startTransactionsWorker(pipeline, ctx.connect().tax);
   }
 
   const applied = async (externalId: string) => {
