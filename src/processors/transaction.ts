@@ -13,7 +13,7 @@ import {
 } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
-import { taxVariance, type VarianceThresholds } from '../variance/compute.js';
+import { chargedTax, taxVariance, type VarianceThresholds } from '../variance/compute.js';
 import type { VarianceStore } from '../variance/store.js';
 import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
 import { sentHash, unchanged } from './sent-hash.js';
@@ -42,7 +42,10 @@ function previousRefund(event: CanonicalEvent | undefined): RefundData | undefin
  */
 export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHandler {
   async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string, ctx: HandlerContext, invoice?: { key: RecordKey; data: InvoiceData }): Promise<HandlerOutcome> {
-    const hash = sentHash(body);
+    // The charged tax is no part of the body, but the variance check needs the engine's answer
+    // for it: a changed charged tax on an unchanged body is sent again, so the variance is re-judged.
+    const charged = invoice && deps.variance ? chargedTax(invoice.data) : undefined;
+    const hash = sentHash(charged === undefined ? body : { body, charged_tax: charged.toFixed() });
     const skip = unchanged(ctx, hash, what);
     if (skip) return skip;
     const answer = await accepted(
