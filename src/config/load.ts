@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: the one zod schema of process.env and the config built from it (STYLE.md
+// habit 5), so every setting, its default and its error are in one place.
 import { join } from 'node:path';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';

@@ -1,4 +1,4 @@
-import { Job, type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { RedisClient } from '../queue/connection.js';
 import type { Settings } from '../config/settings.js';
 import { mapErpBody } from '../connectors/erp/map.js';
@@ -7,14 +7,13 @@ import type { ParseResult, WebhookRequest } from '../connectors/types.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { AuditLog } from '../queue/audit.js';
 import type { DeadLetterEntry, DeadLetterStore } from '../queue/dead-letter.js';
-import { RECORD_JOB_VERSION, type RecordJobData } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
 import { QUEUE_NAMES, RECORD_QUEUES, queueForKind, type QueueName } from '../queue/names.js';
-import { recordJobOptions, type Producer } from '../queue/producer.js';
+import type { Producer } from '../queue/producer.js';
 import type { RecordStore } from '../queue/record-state.js';
-import { scriptedMulti, withScripts } from '../queue/redis-scripts.js';
-import { policyFor, type RetryPolicies, type RetryPolicy } from '../queue/retry.js';
-import { appendTrace, type TraceSettings } from '../queue/trace.js';
+import { dropSupersededEntry, replayRecord, type ReplayDeps } from '../queue/replay.js';
+import type { RetryPolicies, RetryPolicy } from '../queue/retry.js';
+import type { TraceSettings } from '../queue/trace.js';
 import { vatLedgerStatus, type VatLedger, type VatLedgerStatus } from '../queue/vat-ledger.js';
 import { sourceOf } from '../connectors/registry.js';
 import { describeFilter, describeTally, matchesFilter, newestFirst, tally, type DlqFilter, type DlqTally } from './filter.js';
@@ -195,13 +194,6 @@ export function parseKeptDelivery(raw: NonNullable<DeadLetterEntry['raw']>, sett
   }
 }
 
-async function execOrThrow(multi: { exec(): Promise<[Error | null, unknown][] | null> }): Promise<[Error | null, unknown][]> {
-  const results = await multi.exec();
-  if (results === null) throw new Error('Redis transaction was aborted');
-  for (const [error] of results) if (error) throw error;
-  return results;
-}
-
 /**
  * A rejected VAT submission goes back to pending so the resend passes through the ledger; a
  * confirmed one stays confirmed and is never resent (invariant 5). Safe to repeat.
@@ -228,51 +220,39 @@ async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: 
   const recordKey = recordKeyString(record);
   const state = await deps.records.read(record);
   const held = heldEventId(state.eventJson);
-  const queue = deps.queues[queueName];
-  const client = withScripts((await queue.backend.client) as unknown as RedisClient);
-  const multi = scriptedMulti(client);
+  const replay: ReplayDeps = { queue: deps.queues[queueName], keys: deps.keys, deadLetters: deps.deadLetters, trace: deps.trace, retry: deps.retry };
+  const at = clock().toISOString();
 
   if (remap) {
     // The record's latest known state, whichever version it is (also when a newer event superseded
     // the entry): it is marked not applied and its job queued, with the entry's removal, in ONE step.
     if (held === undefined || state.seq <= 0) return { id, outcome: 'skipped', detail: 'the record has no latest state to rebuild the job from' };
     if (queueName === QUEUE_NAMES.vatSubmissions) await reopenRejected(deps, recordKey);
-    multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, deps.keys.event(recordKey), deps.keys.applied(recordKey), '', recordKey, '');
-    const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
-    void new Job(queue, record.kind, data, recordJobOptions(recordKey, 0, policyFor(record.kind, deps.retry)), recordKey).addJob(multi as never);
-    deps.deadLetters.removeTo(multi, id);
-    appendTrace(multi, deps.keys, recordKey, { at: clock().toISOString(), step: 'replayed', event_id: held, detail: `entry ${id} (${entry.error.code}) remapped to the latest state by ${actor}` }, deps.trace);
-    const results = await execOrThrow(multi);
-    if (!(Number(results[0]?.[1]) > 0)) return { id, outcome: 'superseded', detail: 'the record state is gone' };
+    const trace = { at, step: 'replayed' as const, event_id: held, detail: `entry ${id} (${entry.error.code}) remapped to the latest state by ${actor}` };
+    if (!(await replayRecord(replay, { record, entryId: id, trace }))) return { id, outcome: 'superseded', detail: 'the record state is gone' };
     return { id, outcome: 'remapped', detail: `${record.kind} ${record.source}/${record.external_id} queued on ${queueName} from its latest state (event ${held})` };
   }
 
   if (held !== eventId) {
     // A newer event was received (or the state is gone): the newest state wins (invariant 2) and
     // is sent by its own job; the old version is never sent again. Only the entry goes.
-    deps.deadLetters.removeTo(multi, id);
-    appendTrace(multi, deps.keys, recordKey, { at: clock().toISOString(), step: 'replayed', event_id: eventId, detail: `entry ${id} superseded by ${held ?? 'nothing held'}; removed by ${actor}` }, deps.trace);
-    await execOrThrow(multi);
+    await dropSupersededEntry(replay, { record, entryId: id, trace: { at, step: 'replayed', event_id: eventId, detail: `entry ${id} superseded by ${held ?? 'nothing held'}; removed by ${actor}` } });
     return { id, outcome: 'superseded', detail: held ? `a newer event (${held}) was received; it is sent instead` : 'the record state is gone' };
   }
 
   if (queueName === QUEUE_NAMES.vatSubmissions) await reopenRejected(deps, recordKey);
 
-  // One transaction: the version marked not applied, the record's job, the entry's removal. An
-  // interrupted replay did all of it or none; a second replay finds the entry gone.
-  // An edited entry (`dlq edit`) sends its edited event: the script writes it as the record's
-  // newest version, only while the held event is still the dead-lettered one (same id).
-  const editedJson = entry.edited ? JSON.stringify(entry.event) : '';
+  // An edited entry (`dlq edit`) sends its edited event.
   const how = entry.edited ? 'edited and replayed' : 'replayed';
-  multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, deps.keys.event(recordKey), deps.keys.applied(recordKey), eventId!, recordKey, editedJson);
-  const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
-  void new Job(queue, record.kind, data, recordJobOptions(recordKey, 0, policyFor(record.kind, deps.retry)), recordKey).addJob(multi as never);
-  deps.deadLetters.removeTo(multi, id);
-  appendTrace(multi, deps.keys, recordKey, { at: clock().toISOString(), step: 'replayed', event_id: eventId, detail: `entry ${id} (${entry.error.code}) ${how} by ${actor}` }, deps.trace);
-  const results = await execOrThrow(multi);
-  const seq = Number(results[0]?.[1]);
+  const marked = await replayRecord(replay, {
+    record,
+    entryId: id,
+    eventId: eventId!,
+    ...(entry.edited ? { editedEventJson: JSON.stringify(entry.event) } : {}),
+    trace: { at, step: 'replayed', event_id: eventId, detail: `entry ${id} (${entry.error.code}) ${how} by ${actor}` },
+  });
   // A newer event that landed between the read and the transaction: the script left the state alone.
-  if (!(seq > 0)) return { id, outcome: 'superseded', detail: 'a newer event was received meanwhile; it is sent instead' };
+  if (!marked) return { id, outcome: 'superseded', detail: 'a newer event was received meanwhile; it is sent instead' };
   return { id, outcome: 'replayed', detail: `${record.kind} ${record.source}/${record.external_id} queued on ${queueName}${entry.edited ? ' (edited event)' : ''}` };
 }
 

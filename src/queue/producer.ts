@@ -1,4 +1,4 @@
-import { Job, type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import type { AckGuard } from './ack-durability.js';
 import type { RedisClient } from './connection.js';
@@ -6,11 +6,11 @@ import { TaxsyncError } from '../domain/errors.js';
 import { eventOrder, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { DeadLetterStore, NewDeadLetter, DeadLetterEntry } from './dead-letter.js';
-import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
+import { enqueueRecordIn } from './enqueue.js';
 import type { Keys } from './keys.js';
 import { QUEUE_NAMES, queueForKind, type QueueName } from './names.js';
 import { scriptedMulti, withScripts } from './redis-scripts.js';
-import { BACKOFF_TYPE, policyFor, type RetryPolicies, type RetryPolicy } from './retry.js';
+import type { RetryPolicies, RetryPolicy } from './retry.js';
 import { traceLine, type TraceSettings } from './trace.js';
 
 export type EventOutcome = 'queued' | 'stale' | 'duplicate';
@@ -68,18 +68,7 @@ export interface ProducerOptions {
   clock?: () => Date;
 }
 
-/** Job options shared by every record job: the job id IS the record, so a record has one job. */
-export function recordJobOptions(recordKey: string, delayMs: number, retry: RetryPolicy) {
-  return {
-    jobId: recordKey,
-    removeOnComplete: true,
-    // Final failures are dead-lettered by the processor; a failed job must not block the id.
-    removeOnFail: true,
-    attempts: retry.attempts,
-    backoff: { type: BACKOFF_TYPE },
-    ...(delayMs > 0 ? { delay: delayMs } : {}),
-  };
-}
+export { recordJobOptions } from './enqueue.js';
 
 export function createProducer(options: ProducerOptions): Producer {
   const redis = withScripts(options.connection);
@@ -131,9 +120,8 @@ export function createProducer(options: ProducerOptions): Producer {
           eventOrder(event),
         );
         const queue = options.queues[queueForKind(key.kind)];
-        const data: RecordJobData = { v: RECORD_JOB_VERSION, record: key };
         // BullMQ ignores an add whose job id exists: a waiting job will read the newest state.
-        void new Job(queue, key.kind, data, recordJobOptions(recordKey, options.coalesceDelayMs, policyFor(key.kind, options.retry)), recordKey).addJob(multi as never);
+        enqueueRecordIn(multi, queue, key, { delayMs: options.coalesceDelayMs, retry: options.retry });
         commands += 2;
       };
       for (const event of input.events) {

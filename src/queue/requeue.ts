@@ -1,10 +1,9 @@
 import type { Queue } from 'bullmq';
 import { parseRecordKeyString, recordKeyString, type RecordKey } from '../domain/record-key.js';
-import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
 import { queueForKind, type QueueName } from './names.js';
-import { recordJobOptions } from './producer.js';
+import { enqueueRecord } from './enqueue.js';
 import type { RecordStore } from './record-state.js';
-import { policyFor, type RetryPolicies, type RetryPolicy } from './retry.js';
+import type { RetryPolicies, RetryPolicy } from './retry.js';
 
 export interface Requeuer {
   /** Adds the record's job when it has unapplied events and no job (BullMQ ignores an existing id). */
@@ -26,11 +25,9 @@ export function createRequeuer(deps: {
 }): Requeuer {
   async function ensureQueued(record: RecordKey): Promise<boolean> {
     if (!(await deps.records.hasUnapplied(record))) return false;
-    const key = recordKeyString(record);
     const queue = deps.queues[queueForKind(record.kind)];
-    if (await queue.getJob(key)) return false;
-    const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
-    await queue.add(record.kind, data, recordJobOptions(key, 0, policyFor(record.kind, deps.retry)));
+    if (await queue.getJob(recordKeyString(record))) return false;
+    await enqueueRecord(queue, record, { retry: deps.retry });
     return true;
   }
   return {

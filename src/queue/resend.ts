@@ -1,14 +1,13 @@
-import { Job, type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { AuditLog } from './audit.js';
 import type { RedisClient } from './connection.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
-import { RECORD_JOB_VERSION, type RecordJobData } from './jobs.js';
 import type { Keys } from './keys.js';
 import { queueForKind, type QueueName } from './names.js';
-import { recordJobOptions } from './producer.js';
-import { scriptedMulti, withScripts } from './redis-scripts.js';
-import { policyFor, type RetryPolicies, type RetryPolicy } from './retry.js';
-import { appendTrace, type TraceSettings } from './trace.js';
+import { withScripts } from './redis-scripts.js';
+import { replayRecord } from './replay.js';
+import type { RetryPolicies, RetryPolicy } from './retry.js';
+import type { TraceSettings } from './trace.js';
 
 export interface ResendDeps {
   queues: Readonly<Record<QueueName, Queue>>;
@@ -34,14 +33,14 @@ export async function resendRecord(deps: ResendDeps, record: RecordKey): Promise
   const queue = deps.queues[queueForKind(record.kind)];
   const client = withScripts((await queue.backend.client) as unknown as RedisClient);
   if (Number((await client.hget(deps.keys.state(recordKey), 'seq')) ?? 0) <= 0) return 'unknown';
-  const multi = scriptedMulti(client);
-  multi.taxsyncReplayMark(deps.keys.state(recordKey), deps.keys.dirty, deps.keys.event(recordKey), deps.keys.applied(recordKey), '', recordKey, '');
-  const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
-  void new Job(queue, record.kind, data, recordJobOptions(recordKey, 0, policyFor(record.kind, deps.retry)), recordKey).addJob(multi as never);
-  appendTrace(multi, deps.keys, recordKey, { at: clock().toISOString(), step: 'replayed', detail: `resent by ${deps.audit.actor} (taxsync resend: sent even when unchanged)` }, deps.trace);
-  deps.audit.appendTo(multi, { action: 'resend', ids: [recordKey], count: 1, outcome: `${record.kind} ${record.source}/${record.external_id} queued` });
-  const results = await multi.exec();
-  if (results === null) throw new Error('Redis transaction was aborted');
-  for (const [error] of results) if (error) throw error;
+  // The latest state, whichever version (no event id), like `dlq replay --remap`.
+  await replayRecord(
+    { queue, keys: deps.keys, trace: deps.trace, retry: deps.retry },
+    {
+      record,
+      trace: { at: clock().toISOString(), step: 'replayed', detail: `resent by ${deps.audit.actor} (taxsync resend: sent even when unchanged)` },
+      also: (multi) => deps.audit.appendTo(multi, { action: 'resend', ids: [recordKey], count: 1, outcome: `${record.kind} ${record.source}/${record.external_id} queued` }),
+    },
+  );
   return 'queued';
 }

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: one transcription of the tax engine document's request and answer
+// shapes, kept in the document's order so it can be read against it.
 /**
  * Tax engine contract (spec/tax-calculation-api.md): tokens, customers, exemptions, transactions.
  * Requests are strict (unknown keys rejected): taxsync is strict in what it sends. The response

@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: Stripe's invoice, credit note and customer events map through one set
+// of shared line and address rules; split apart they would have to export each other's helpers.
 import type { z } from 'zod';
 import { CanonicalEvent, type Address, type CanonicalEventInput } from '../../domain/events.js';
 import { Money, type Decimal } from '../../domain/money.js';
