@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createApiClients } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
 import { CanonicalEvent } from '../../src/domain/events.js';
 import { createLogger } from '../../src/observability/logger.js';

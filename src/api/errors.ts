@@ -1,4 +1,5 @@
 import { TaxsyncError, type FieldErrors } from '../domain/errors.js';
+import { summariseFields } from '../domain/field-errors.js';
 import type { HttpResponse } from './http.js';
 
 /** Parses Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
@@ -90,7 +91,5 @@ export function errorFromResponse(res: HttpResponse, options: ClassifyOptions): 
 
 export function describeFields(fields: FieldErrors | undefined): string {
   if (fields === undefined || Object.keys(fields).length === 0) return '';
-  return ` (${Object.entries(fields)
-    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
-    .join('; ')})`;
+  return ` (${summariseFields(fields)})`;
 }

@@ -1,5 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import { apiUrlProblem } from '../config/url-policy.js';
+import { apiUrlProblem } from './url-policy.js';
 import { TaxsyncError, type HttpExchange } from '../domain/errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../domain/secret.js';
 import { createAuthedCaller } from './call.js';
 import type { DriftObserver } from './drift.js';
 import { createHttpClient, type HttpTimeouts } from './http.js';

@@ -1,42 +1,8 @@
 import type { z } from 'zod';
-import { TaxsyncError, isTaxsyncError, type FieldErrors } from '../domain/errors.js';
+import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
+import { issuesToFields, summariseFields } from '../domain/field-errors.js';
 import { detectDrift, type DriftObserver } from './drift.js';
 import type { HttpResponse } from './http.js';
-
-/** "items[2].unit_price" from a zod path. */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else out += out === '' ? String(part) : `.${String(part)}`;
-  }
-  return out === '' ? '(body)' : out;
-}
-
-/** zod issues in the `{field: [messages]}` shape the VAT service uses. */
-export function issuesToFields(issues: readonly z.core.$ZodIssue[]): FieldErrors {
-  const fields: FieldErrors = {};
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      // A schema may explain itself in parentheses (lineAmount: "the line amount is unit_price × quantity").
-      const why = /\(([^()]*)\)\s*$/.exec(issue.message)?.[1];
-      for (const key of issue.keys) {
-        const field = formatPath([...issue.path, key]);
-        (fields[field] ??= []).push(why === undefined ? `unknown field ${key}` : `unknown field ${key} (${why})`);
-      }
-      continue;
-    }
-    const field = formatPath(issue.path);
-    (fields[field] ??= []).push(issue.message);
-  }
-  return fields;
-}
-
-function summarise(fields: FieldErrors): string {
-  return Object.entries(fields)
-    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
-    .join('; ');
-}
 
 /** How to read one answer: what taxsync needs from it, and the contract to compare the rest with. */
 export interface AnswerSchemas<S extends z.ZodType> {
@@ -64,7 +30,7 @@ export function readAnswer<S extends z.ZodType>(
   const write = options.write === true;
   throw new TaxsyncError(
     'API_BAD_RESPONSE',
-    `${options.endpoint} answered ${res.status} with ${body}: ${summarise(fields)}${write ? ' (the service accepted the request: do not send it again blindly)' : ''}`,
+    `${options.endpoint} answered ${res.status} with ${body}: ${summariseFields(fields)}${write ? ' (the service accepted the request: do not send it again blindly)' : ''}`,
     { status: res.status, fields, http: res.exchange },
   );
 }
@@ -90,5 +56,5 @@ export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, endp
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const fields = issuesToFields(result.error.issues);
-  throw new TaxsyncError('REQUEST_INVALID', `${endpoint}: request body is invalid: ${summarise(fields)}`, { fields });
+  throw new TaxsyncError('REQUEST_INVALID', `${endpoint}: request body is invalid: ${summariseFields(fields)}`, { fields });
 }

@@ -1,5 +1,5 @@
 import { TaxsyncError } from '../domain/errors.js';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../domain/secret.js';
 import type { DriftObserver } from './drift.js';
 import { errorFromResponse } from './errors.js';
 import type { HttpClient } from './http.js';

@@ -9,6 +9,8 @@ import { registerDlqCommands } from './commands/dlq.js';
 import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
 import { registerResendCommand } from './commands/resend.js';
+import { registerReconcileCommands } from './commands/reconcile.js';
+import { registerVarianceCommand } from './commands/variance.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTraceCommand } from './commands/trace.js';
@@ -34,6 +36,8 @@ export function buildProgram(): Command {
   registerDlqCommands(program);
   registerStatusCommand(program);
   registerVatCommands(program);
+  registerReconcileCommands(program);
+  registerVarianceCommand(program);
   registerFaultsCommand(program);
   return program;
 }

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
-import { Secret } from './secret.js';
-import { apiUrlProblem, isLoopbackHost } from './url-policy.js';
+import { Secret } from '../domain/secret.js';
+import { apiUrlProblem, isLoopbackHost } from '../api/url-policy.js';
 
 /**
  * The one reader of process.env. Every setting has a name, a default and a line in
@@ -26,6 +26,9 @@ const int = (min: number, max: number, fallback: number) =>
       .max(max, { error: `must be at most ${max}` })
       .default(fallback),
   );
+/** A non-negative decimal kept as its string (money never becomes a number): `0.05`. */
+const decimal = (fallback: string) =>
+  z.preprocess(blankToUndefined, z.string().trim().regex(/^\d{1,12}(\.\d{1,6})?$/, { error: 'must be a non-negative decimal such as 0.05' }).default(fallback));
 const DURATION_UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
 /**
  * A duration such as `30m`, `90s`, `2h`, `1d`; a bare number is in `bareUnit` (so `30` = 30
@@ -227,6 +230,9 @@ const EnvSchema = z.object({
   TAXSYNC_WAIT_DEADLINE_S: int(1, 30 * 86_400, 86_400),
   // 30 minutes: see docs/configuration.md for why.
   TAXSYNC_REFUND_WAIT: duration('m', 1_000, 30 * 86_400_000, '30m'),
+  TAXSYNC_TAX_VARIANCE_ABS: decimal('0.05'),
+  TAXSYNC_SOURCE_SILENCE: duration('m', 60_000, 30 * 86_400_000, '6h'),
+  TAXSYNC_TAX_VARIANCE_PCT: decimal('0.5'),
   TAXSYNC_WAIT_BASE_MS: int(1, 3_600_000, 5_000),
   TAXSYNC_WAIT_CAP_MS: int(1, 86_400_000, 1_800_000),
   TAXSYNC_SWEEP_INTERVAL_MS: int(1_000, 3_600_000, 30_000),
@@ -317,6 +323,10 @@ function buildConfig(env: Env) {
       /** How often each `work` / `start` process tries to apply retention (when a limit is set). */
       retentionIntervalMs: env.TAXSYNC_DLQ_RETENTION_INTERVAL_MS,
     },
+    /** Charged-vs-calculated tax: a variance above both is recorded (docs/operations.md, "Tax variance"). */
+    taxVariance: { abs: env.TAXSYNC_TAX_VARIANCE_ABS, pct: env.TAXSYNC_TAX_VARIANCE_PCT },
+    /** A source that sent before and has been quiet longer than this is silent (status, web view). */
+    sourceSilenceMs: env.TAXSYNC_SOURCE_SILENCE,
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     webhookSecrets: {
       shopify: env.SHOPIFY_WEBHOOK_SECRET,

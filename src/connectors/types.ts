@@ -1,4 +1,4 @@
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../domain/secret.js';
 import type { CanonicalEvent } from '../domain/events.js';
 
 /** A webhook delivery as it arrived: the raw bytes, before any parsing. */
@@ -68,6 +68,17 @@ export interface Connector {
   parse(req: WebhookRequest, settings: ConnectorSettings): ParseResult;
   /** Headers that make `rawBody` a correctly signed delivery: for tests, fixtures and `taxsync demo`. */
   sign(rawBody: Buffer, secret: string, now: Date): Record<string, string>;
+  /**
+   * The fixed, printed webhook secret of the zero-configuration start (never used with a real API).
+   * Without one the connector stays off until its secret is configured.
+   */
+  readonly devSecret?: string;
+  /**
+   * The headers `parse` reads, rebuilt from what a dead-letter entry kept (topic, delivery id), so
+   * `dlq replay --remap` reads the delivery again. Signatures are not needed: it was verified when
+   * received. @defaultValue no headers
+   */
+  replayHeaders?(kept: { topic?: string | undefined; deliveryId?: string | undefined }): Record<string, string | undefined>;
 }
 
 export function defineConnector<C extends Connector>(connector: C): C {

@@ -1,6 +1,6 @@
 import { createApiClients, createDriftReporter, type ApiCallObserver, type ApiClients, type DriftObserver } from '../api/index.js';
 import type { Config } from '../config/index.js';
-import { Secret } from '../config/secret.js';
+import { Secret } from '../domain/secret.js';
 import type { Logger } from '../observability/logger.js';
 import type { Lifecycle } from './lifecycle.js';
 

@@ -1,7 +1,7 @@
-import { Secret } from '../config/secret.js';
+import { Secret } from '../domain/secret.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
-import { CONNECTORS } from '../connectors/registry.js';
+import { CONNECTORS, DEV_SECRETS, sourceOf } from '../connectors/registry.js';
 import type { EnabledConnector } from '../http/webhooks.js';
 
 export type SecretsById = Readonly<Record<string, readonly Secret[]>>;
@@ -20,17 +20,6 @@ export function enabledConnectors(secrets: SecretsById, settings: Settings, conf
   return enabled;
 }
 
-export function sourceOf(connectorId: string, settings: Settings): string {
-  return settings.sources[connectorId] ?? CONNECTORS[connectorId]?.defaultSource ?? connectorId;
-}
-
-/** Fixed, printed development secrets for the zero-configuration start (never with a real API). */
-export const DEV_SECRETS: Readonly<Record<string, string>> = {
-  shopify: 'dev-shopify-secret',
-  stripe: 'whsec_dev_stripe_secret',
-  woocommerce: 'dev-woocommerce-secret',
-  erp: 'whsec_ZGV2LWVycC1zZWNyZXQtMzItYnl0ZXMtbG9uZyE=',
-};
 
 /** The configured secrets, with development ones for connectors that have none when `withDev`. */
 export function webhookSecrets(config: Config, withDev: boolean): SecretsById {

@@ -1,6 +1,6 @@
 import { createApiClients, type ApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
-import { Secret } from '../config/secret.js';
+import { Secret } from '../domain/secret.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisTarget } from '../queue/connection.js';
 import { connectApi } from './api.js';

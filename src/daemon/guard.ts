@@ -3,7 +3,7 @@ import type { Settings } from '../config/settings.js';
 import { createRedis, type RedisTarget } from '../queue/connection.js';
 import { createKeys } from '../queue/keys.js';
 import type { SecretsById } from './connectors.js';
-import { sourceOf } from './connectors.js';
+import { sourceOf } from '../connectors/registry.js';
 import { checkSources } from './source-guard.js';
 
 /** Runs the source-change guard for the connectors that will take webhooks. */

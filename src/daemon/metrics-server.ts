@@ -6,9 +6,10 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics, QueueSource } from '../observability/metrics.js';
 import type { Keys } from '../queue/keys.js';
 import { QUEUE_NAMES, RECORD_QUEUES, type QueueName } from '../queue/names.js';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../domain/secret.js';
 import { METRICS_REFUSED, metricsAllowed } from '../http/metrics-access.js';
 import type { Lifecycle } from './lifecycle.js';
+import { lastEvents } from '../activity/store.js';
 
 /** What /metrics reads at scrape time, over this process's own queues and connection. */
 export function queueSource(queues: Record<QueueName, Queue>, redis: RedisClient, keys: Keys): QueueSource {
@@ -16,6 +17,7 @@ export function queueSource(queues: Record<QueueName, Queue>, redis: RedisClient
     queues: RECORD_QUEUES.map((name) => queues[name]),
     deadLetter: queues[QUEUE_NAMES.deadLetter],
     counters: () => redis.hgetall(keys.counters),
+    activity: () => lastEvents(redis, keys),
   };
 }
 

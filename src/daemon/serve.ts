@@ -1,4 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { withActivity } from '../activity/store.js';
+import { readReports } from '../activity/reports.js';
+import { createVarianceStore } from '../variance/store.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
 import { buildApp } from '../http/app.js';
@@ -58,7 +61,7 @@ export async function startServe(deps: {
   if (ack) logger[ack.weak ? 'warn' : 'info']({ ackDurability: ack.mode, method: ack.method }, ack.description);
   const app = await buildApp({
     connectors,
-    producer: dlq.producer,
+    producer: withActivity(dlq.producer, keys),
     logger,
     metrics,
     bodyLimitBytes: config.webhooks.bodyLimitBytes,
@@ -81,6 +84,8 @@ export async function startServe(deps: {
             queues: Object.values(queues),
             dlq: (actor: string) => ({ ...dlq, audit: createAuditLog(connection, keys, { actor }) }),
             waiting: () => createWaitingIndex(connection, keys).list({ limit: 50 }),
+            reports: () =>
+              readReports({ redis: connection, keys, deadLetters: dlq.deadLetters, variances: createVarianceStore(connection, keys), silenceMs: config.sourceSilenceMs }),
           },
         }),
   });

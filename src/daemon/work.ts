@@ -20,6 +20,8 @@ import { queueSource } from './metrics-server.js';
 import { QUEUE_NAMES, type QueueName } from '../queue/names.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createRefundLedger } from '../queue/refund-ledger.js';
+import { createVarianceStore } from '../variance/store.js';
+import { varianceThresholds } from '../variance/compute.js';
 import { createRequeuer } from '../queue/requeue.js';
 import { createRecordWorker } from '../queue/worker.js';
 import { scheduleRetention } from '../dead-letters/retention-schedule.js';
@@ -29,6 +31,14 @@ import type { Lifecycle } from './lifecycle.js';
 /** The queues `taxsync work` can run; vat-submissions only runs when VAT is configured. */
 export const WORKABLE_QUEUES = [QUEUE_NAMES.customers, QUEUE_NAMES.transactions, QUEUE_NAMES.vatSubmissions] as const;
 export type WorkableQueue = (typeof WORKABLE_QUEUES)[number];
+
+/** `--queue customers,transactions`: the queues named, or an error naming the unknown ones. */
+export function parseQueues(value: string): WorkableQueue[] {
+  const names = value.split(',').map((s) => s.trim());
+  const unknown = names.filter((n) => !(WORKABLE_QUEUES as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`unknown queue ${unknown.join(', ')}: choose from ${WORKABLE_QUEUES.join(', ')}`);
+  return names as WorkableQueue[];
+}
 
 /**
  * Workers for the record queues. Registers the shutdown: stop taking jobs, let in-flight ones
@@ -80,7 +90,13 @@ export async function startWork(deps: {
       const exemption = createExemptionHandler({ tax: deps.tax, records, settings: mapping });
       return (event, ctx) => (ctx.record.kind === 'exemption' ? exemption(event, ctx) : customer(event, ctx));
     })(),
-    transactions: createTransactionHandler({ tax: deps.tax, records, ledger: createRefundLedger(state, keys), settings: mapping }),
+    transactions: createTransactionHandler({
+      tax: deps.tax,
+      records,
+      ledger: createRefundLedger(state, keys),
+      settings: mapping,
+      variance: { store: createVarianceStore(state, keys), thresholds: varianceThresholds(config.taxVariance) },
+    }),
     'vat-submissions': createVatHandler({
       vat: deps.vat,
       ledger: vatLedger,

@@ -4,7 +4,6 @@ import type { Logger } from '../observability/logger.js';
 import type { DeadLetterStore } from '../queue/dead-letter.js';
 import type { Keys } from '../queue/keys.js';
 import { applyRetention } from './retention.js';
-import type { Lifecycle } from '../daemon/lifecycle.js';
 
 /**
  * Dead-letter retention, run by the workers (`taxsync work`, `taxsync start`) every
@@ -20,7 +19,7 @@ export function scheduleRetention(deps: {
   connect: () => RedisClient;
   keys: Keys;
   logger: Logger;
-  lifecycle: Lifecycle;
+  lifecycle: ShutdownHooks;
 }): boolean {
   const { maxEntries, maxAgeDays, archivePath, retentionIntervalMs } = deps.config.deadLetter;
   if (maxEntries <= 0 && maxAgeDays <= 0) return false;
@@ -53,4 +52,9 @@ export function scheduleRetention(deps: {
   });
   logger.info({ maxEntries, maxAgeDays, archive: archivePath, intervalMs: retentionIntervalMs }, 'dead-letter retention scheduled');
   return true;
+}
+
+/** Where a stop is registered (the daemon's lifecycle; it runs at shutdown). */
+interface ShutdownHooks {
+  onShutdown(name: string, close: () => Promise<void>): void;
 }

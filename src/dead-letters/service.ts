@@ -15,8 +15,8 @@ import type { RecordStore } from '../queue/record-state.js';
 import { scriptedMulti, withScripts } from '../queue/redis-scripts.js';
 import { policyFor, type RetryPolicies, type RetryPolicy } from '../queue/retry.js';
 import { appendTrace, type TraceSettings } from '../queue/trace.js';
-import type { VatLedger } from '../queue/vat-ledger.js';
-import { sourceOf } from '../daemon/connectors.js';
+import { vatLedgerStatus, type VatLedger, type VatLedgerStatus } from '../queue/vat-ledger.js';
+import { sourceOf } from '../connectors/registry.js';
 import { describeFilter, describeTally, matchesFilter, newestFirst, tally, type DlqFilter, type DlqTally } from './filter.js';
 
 /** Everything the dead-letter tools need, over ONE connection shared by the queues (MULTI spans them). */
@@ -162,17 +162,7 @@ function heldEventId(eventJson: string | undefined): string | undefined {
 
 /** Connector headers a delivery's parse reads, rebuilt from what the entry kept (signatures are not needed: it was verified when received). */
 export function replayHeaders(raw: NonNullable<DeadLetterEntry['raw']>): Record<string, string | undefined> {
-  const { topic, delivery_id: id } = raw;
-  switch (raw.connector) {
-    case 'shopify':
-      return { 'x-shopify-topic': topic, 'x-shopify-event-id': id };
-    case 'woocommerce':
-      return { 'x-wc-webhook-topic': topic, 'x-wc-webhook-delivery-id': id };
-    case 'erp':
-      return { 'webhook-id': id };
-    default:
-      return {};
-  }
+  return getConnector(raw.connector)?.replayHeaders?.({ topic: raw.topic, deliveryId: raw.delivery_id }) ?? {};
 }
 
 /** Reads a kept delivery again with today's connector code, without signature verification. */
@@ -362,7 +352,7 @@ export interface QueueStatus {
 export interface StatusReport {
   queues: Record<string, QueueStatus>;
   dead_letter: DlqTally;
-  vat_ledger: { unknown: number };
+  vat_ledger: VatLedgerStatus;
 }
 
 export async function statusReport(deps: Pick<DlqDeps, 'queues' | 'deadLetters' | 'ledger' | 'clock'>): Promise<StatusReport> {
@@ -380,7 +370,5 @@ export async function statusReport(deps: Pick<DlqDeps, 'queues' | 'deadLetters' 
       oldest_waiting_age_s: oldest ? Math.max(0, Math.round((now - oldest.timestamp) / 1000)) : null,
     };
   }
-  let unknown = 0;
-  for await (const [, entry] of deps.ledger.entries()) if (entry.state === 'unknown') unknown += 1;
-  return { queues, dead_letter: await dlqStats(deps), vat_ledger: { unknown } };
+  return { queues, dead_letter: await dlqStats(deps), vat_ledger: await vatLedgerStatus(deps.ledger) };
 }

@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { z } from 'zod';
 import { DECIMAL_PATTERN, Money, amountProblem } from './money.js';
+import { LONE_SURROGATE, hasLoneSurrogate } from './key-part.js';
 import { RecordKey, type RecordKind } from './record-key.js';
 
 /**
@@ -36,6 +37,9 @@ export const Amount = z
 const DateTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' });
 const DateOnly = z.iso.date({ error: 'must be a date YYYY-MM-DD' });
 const Text = z.string().trim().min(1);
+/** Text that becomes part of a Redis key (an id, a document number): well-formed Unicode only. */
+const KeyText = Text.refine((text) => !hasLoneSurrogate(text), { error: LONE_SURROGATE });
+const OptionalKeyText = z.string().refine((text) => !hasLoneSurrogate(text), { error: LONE_SURROGATE });
 const Country = z.string().regex(/^[A-Z]{2}$/, { error: 'must be an ISO 3166-1 alpha-2 code such as US' });
 const Currency = z.string().regex(/^[A-Z]{3}$/, { error: 'must be an ISO 4217 code such as USD' });
 
@@ -68,7 +72,7 @@ export const CustomerData = z.strictObject({
 export type CustomerData = z.infer<typeof CustomerData>;
 
 /** The customer of an invoice, carried inline so invoices never wait for customers. */
-export const InvoiceCustomer = CustomerData.extend({ external_id: Text });
+export const InvoiceCustomer = CustomerData.extend({ external_id: KeyText });
 export type InvoiceCustomer = z.infer<typeof InvoiceCustomer>;
 
 export const Line = z.strictObject({
@@ -120,7 +124,7 @@ export type VatFacts = z.infer<typeof VatFacts>;
 
 export const InvoiceData = z.strictObject({
   /** The document number people see (document_name). */
-  number: z.string().optional(),
+  number: OptionalKeyText.optional(),
   issued_at: DateTime,
   status: z.enum(['active', 'paid', 'cancelled']),
   currency: Currency,
@@ -145,7 +149,7 @@ export type InvoiceData = z.infer<typeof InvoiceData>;
 
 export const RefundData = z.strictObject({
   /** The original invoice's external id in the same source; absent for a credit with no invoice. */
-  invoice_external_id: z.string().min(1).optional(),
+  invoice_external_id: OptionalKeyText.min(1).optional(),
   number: z.string().optional(),
   issued_at: DateTime,
   currency: Currency,
@@ -173,7 +177,7 @@ export const RefundData = z.strictObject({
 export type RefundData = z.infer<typeof RefundData>;
 
 export const ExemptionData = z.strictObject({
-  customer_external_id: Text,
+  customer_external_id: KeyText,
   country: Country,
   /** Empty means the whole country. */
   jurisdictions: z.array(z.string()).default([]),
@@ -190,7 +194,7 @@ const Empty = z.strictObject({});
 const envelope = {
   v: z.literal(EVENT_SCHEMA_VERSION).default(EVENT_SCHEMA_VERSION),
   /** Stable per change: the same change delivered twice has the same id. */
-  id: Text.max(255),
+  id: KeyText.max(255),
   /** When the change happened at the source (its updated time): orders events per record. */
   occurred_at: DateTime,
   /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LONE_SURROGATE, hasLoneSurrogate, keyPart } from './key-part.js';
 
 /**
  * A record is (kind, source, external_id) (DESIGN.md, data model). Invoices and refunds are both
@@ -14,7 +15,8 @@ export const RecordKey = z.strictObject({
   external_id: z
     .string()
     .min(1, { error: 'external_id must not be empty' })
-    .max(255, { error: 'external_id must be at most 255 characters' }),
+    .max(255, { error: 'external_id must be at most 255 characters' })
+    .refine((id) => !hasLoneSurrogate(id), { error: LONE_SURROGATE }),
 });
 export type RecordKey = z.infer<typeof RecordKey>;
 
@@ -24,7 +26,7 @@ export type RecordKey = z.infer<typeof RecordKey>;
  * no two records can share a string.
  */
 export function recordKeyString(key: RecordKey): string {
-  return `${key.kind}|${key.source}|${encodeURIComponent(key.external_id)}`;
+  return `${key.kind}|${key.source}|${keyPart(key.external_id, 'external_id')}`;
 }
 
 export function parseRecordKeyString(text: string): RecordKey {

@@ -5,7 +5,7 @@ import { issuesToFields } from './answer.js';
 import { isoNow } from './clock.js';
 import { FaultRule } from './faults.js';
 import { VARIETY_MODES } from './variety/dice.js';
-import type { Emulator } from './server.js';
+import type { Emulator } from './emulator.js';
 import { forceFilingStatus } from './vat/filings.js';
 
 /**

@@ -1,4 +1,5 @@
-export { createEmulator, startEmulator, type Emulator } from './server.js';
+export { createEmulator, startEmulator } from './server.js';
+export type { Emulator } from './emulator.js';
 export type { EmulatorOptions, EmulatorSettings } from './options.js';
 export { VARIETY_MODES, type VarietyMode } from './variety/dice.js';
 export { DEFAULT_CLIENT, REGISTRATION_PERMISSIONS, type EmulatorClient } from './auth.js';

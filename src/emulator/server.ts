@@ -1,22 +1,23 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Answer } from './answer.js';
 import { registerAuthRoutes } from './auth-routes.js';
-import { createAuthority, type Authority, type TokenClaims } from './auth.js';
-import { createClock, type EmulatorClock } from './clock.js';
+import { createAuthority, type TokenClaims } from './auth.js';
+import { createClock } from './clock.js';
 import { registerControlRoutes } from './control.js';
-import { createFaults, type FaultDecision, type Faults } from './faults.js';
-import { resolveOptions, type EmulatorOptions, type EmulatorSettings } from './options.js';
-import { createRequestLog, type RequestLog, type RequestLogEntry } from './request-log.js';
+import type { Emulator } from './emulator.js';
+import { createFaults, type FaultDecision } from './faults.js';
+import { resolveOptions, type EmulatorOptions } from './options.js';
+import { createRequestLog, type RequestLogEntry } from './request-log.js';
 import type { EmuRequest, RouteContext, RouteSpec } from './routing.js';
-import { createState, type EmulatorState } from './state.js';
+import { createState } from './state.js';
 import { registerCustomerRoutes } from './tax-engine/customers.js';
 import { registerExemptionRoutes } from './tax-engine/exemptions.js';
 import { registerTransactionRoutes } from './tax-engine/transactions.js';
 import { registerFilingRoutes } from './vat/filings.js';
 import { registerRegistrationRoutes } from './vat/registrations.js';
 import { registerVatTransactionRoutes } from './vat/transactions.js';
-import { createVariety, type Variety } from './variety/dice.js';
+import { createVariety } from './variety/dice.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,24 +26,6 @@ declare module 'fastify' {
     /** A control API route: no auth, no faults, not logged. */
     emulatorControl?: boolean;
   }
-}
-
-export interface Emulator {
-  /** The fastify app, not listening: use inject(), or listen() below. */
-  app: FastifyInstance;
-  settings: EmulatorSettings;
-  state: EmulatorState;
-  clock: EmulatorClock;
-  authority: Authority;
-  faults: Faults;
-  requestLog: RequestLog;
-  /** The variety of the answers: mode and seed, changeable while running. */
-  variety: Variety;
-  /** Clears records, tokens, added clients, the request log, faults and the clock offset; the variety goes back to its options. */
-  reset(): void;
-  /** Listens (port 0 = any free port) and answers the base URL, e.g. `http://127.0.0.1:41234`. */
-  listen(options?: { port?: number; host?: string }): Promise<string>;
-  close(): Promise<void>;
 }
 
 interface RequestContext {

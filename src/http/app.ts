@@ -1,5 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import type { Secret } from '../config/secret.js';
+import type { Secret } from '../domain/secret.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { registerAdminRoutes, type AdminDeps } from './admin/index.js';

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Secret } from '../config/secret.js';
-import { isLoopbackHost } from '../config/url-policy.js';
+import type { Secret } from '../domain/secret.js';
+import { isLoopbackHost } from '../api/url-policy.js';
 import { sameBytes } from './admin/operators.js';
 
 /** Headers a proxy adds: a request carrying one came from elsewhere, whatever its socket says. */

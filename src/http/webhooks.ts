@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Connector, ConnectorSettings, ParseResult, WebhookRequest } from '../connectors/types.js';
 import { isTaxsyncError } from '../domain/errors.js';
+import { summariseFields } from '../domain/field-errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { NewDeadLetter } from '../queue/dead-letter.js';
@@ -54,13 +55,6 @@ function fieldsByElement(fields: Record<string, string[]> | undefined): Map<numb
     out.set(index, element);
   }
   return out;
-}
-
-function summary(fields: Record<string, string[]>): string {
-  return Object.entries(fields)
-    .slice(0, 5)
-    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
-    .join('; ');
 }
 
 /** JSON text of a value that may still be too deep or cyclic to serialise: never throws. */
@@ -211,7 +205,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       for (const index of deepAt.keys()) perElement.set(index, deepFields(index));
       const elements: ElementError[] = [...perElement.entries()]
         .sort(([a], [b]) => a - b)
-        .map(([index, fields]) => ({ index, message: `event [${index}]: ${summary(fields)}`, fields }));
+        .map(([index, fields]) => ({ index, message: `event [${index}]: ${summariseFields(fields, 5)}`, fields }));
       const fields = deep.length === 0 ? result.fields : { ...result.fields, ...Object.fromEntries(deep.map((e) => [`[${e.index}].(event)`, deepFields(e.index)['(event)']])) };
       const entry = deadLetterFor(req, connector.id, result.topic, deliveryId, result.message, fields);
       const stored = await deps.producer.accept({ events: [], deadLetters: [entry], delivery });

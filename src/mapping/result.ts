@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import { issuesToFields } from '../api/parse.js';
 import type { TransactionRequest } from '../api/schemas/tax-engine.js';
 import type { FieldErrors } from '../domain/errors.js';
+import { issuesToFields, summariseFields } from '../domain/field-errors.js';
 import type { Decimal } from '../domain/money.js';
 import type { RecordKey, RecordKind } from '../domain/record-key.js';
 import type { MappingSettings } from './settings.js';
@@ -40,15 +40,9 @@ export interface MappingContext {
 export const ignore = (reason: string): NotSent => ({ kind: 'ignore', reason });
 export const wait = (reason: string): NotSent => ({ kind: 'wait', reason });
 
-function summarise(fields: FieldErrors): string {
-  return Object.entries(fields)
-    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
-    .join('; ');
-}
-
 /** `invalid`, with a one-line message that names every field. */
 export function invalid(what: string, fields: FieldErrors): NotSent {
-  return { kind: 'invalid', message: `${what} cannot be sent: ${summarise(fields)}`, fields };
+  return { kind: 'invalid', message: `${what} cannot be sent: ${summariseFields(fields)}`, fields };
 }
 
 /** Collects field errors while a body is built. */
@@ -70,7 +64,7 @@ export function wrongKind(key: RecordKey, expected: RecordKind, what: string): N
 
 /** Field errors of canonical data (a merged cancellation), named as in the event: `data.lines[0].unit_price`. */
 export function dataFields(issues: readonly z.core.$ZodIssue[]): FieldErrors {
-  return Object.fromEntries(Object.entries(issuesToFields(issues)).map(([field, messages]) => [`data.${field}`, messages]));
+  return issuesToFields(issues, 'data.');
 }
 
 /** Parses the built body with the API's request schema, so a bad body never reaches a call. */

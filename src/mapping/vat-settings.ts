@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { RegistrationType, VAT_RATE_TYPES, type Registration } from '../api/schemas/vat.js';
+import { RegistrationType, VAT_RATE_TYPES } from '../api/schemas/vat.js';
+// The registration as read is what the mapping matches configured registrations against.
+import type { Registration } from '../api/schemas/vat-answers.js';
 import { DECIMAL_PATTERN, Money } from '../domain/money.js';
 import { EU_MEMBERS, ISO_COUNTRIES } from '../domain/reference/countries.js';
 

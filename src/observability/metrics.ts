@@ -32,6 +32,8 @@ export interface QueueSource {
   deadLetter: Queue;
   /** The `{prefix}:counters` hash. */
   counters(): Promise<Record<string, string>>;
+  /** source → epoch ms of its last accepted event (src/activity/). */
+  activity?(): Promise<Record<string, string>>;
   clock?: () => number;
 }
 
@@ -39,6 +41,26 @@ export interface QueueSource {
  * One registry per process (never prom-client's global one, so tests stay isolated). Later parts
  * add their metrics here; `/metrics` exposes all of it.
  */
+/**
+ * The outcomes of `taxsync_vat_submissions_total` (docs/vat.md, "The ledger"): accepted (201),
+ * accepted_with_warnings (200), confirmed_by_duplicate (a duplicate answer after a lost one),
+ * unknown (sent, answer lost), released (certainly not processed: 429, refused credentials),
+ * rejected, unresolved (an operator decides), fenced (a stalled attempt's write refused),
+ * collision (another record holds the number).
+ */
+export const VAT_SUBMISSION_OUTCOMES = [
+  'accepted',
+  'accepted_with_warnings',
+  'confirmed_by_duplicate',
+  'unknown',
+  'released',
+  'rejected',
+  'unresolved',
+  'fenced',
+  'collision',
+] as const;
+export type VatSubmissionOutcome = (typeof VAT_SUBMISSION_OUTCOMES)[number];
+
 export interface Metrics {
   registry: Registry;
   webhooks: Counter<'connector' | 'outcome'>;
@@ -224,6 +246,56 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     },
   });
 
+  new Counter({
+    name: 'taxsync_tax_variances_total',
+    help: 'Invoices whose tax charged by the platform differed from the engine\'s above TAXSYNC_TAX_VARIANCE_ABS and _PCT (all processes, from Redis at scrape time)',
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_tax_variances_total', (s) => s.counters());
+      if (!counters) return;
+      const n = Number(counters.tax_variances ?? 0);
+      this.reset();
+      if (Number.isFinite(n) && n > 0) this.inc(n);
+    },
+  });
+  new Gauge({
+    name: 'taxsync_source_last_event_age_seconds',
+    help: 'Seconds since the last event accepted from each source (webhooks), read at scrape time: alert on silence',
+    labelNames: ['source'],
+    registers: [registry],
+    async collect() {
+      const last = await read('taxsync_source_last_event_age_seconds', async (s) => ({ last: s.activity ? await s.activity() : {}, now: (s.clock ?? Date.now)() }));
+      if (!last) return;
+      this.reset();
+      for (const [source, ms] of Object.entries(last.last)) {
+        const at = Number(ms);
+        if (Number.isFinite(at) && at > 0) this.set({ source }, Math.max(0, (last.now - at) / 1000));
+      }
+    },
+  });
+  new Gauge({
+    name: 'taxsync_reconcile_findings',
+    help: 'Findings of the last `taxsync reconcile` run by kind (missing, extra, differing; matched records too), from Redis at scrape time',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_reconcile_findings', (s) => s.counters());
+      if (!counters || counters['reconcile:finished_at_ms'] === undefined) return;
+      this.reset();
+      for (const kind of ['missing', 'extra', 'differing', 'matched']) this.set({ kind }, Number(counters[`reconcile:${kind}`] ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'taxsync_reconcile_last_run_timestamp_seconds',
+    help: 'When the last `taxsync reconcile` run finished (Unix time), from Redis at scrape time',
+    registers: [registry],
+    async collect() {
+      const counters = await read('taxsync_reconcile_last_run_timestamp_seconds', (s) => s.counters());
+      const ms = Number(counters?.['reconcile:finished_at_ms']);
+      if (Number.isFinite(ms) && ms > 0) this.set(ms / 1000);
+    },
+  });
+
   return {
     registry,
     webhooks: new Counter({
@@ -240,7 +312,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     }),
     vatSubmissions: new Counter({
       name: 'taxsync_vat_submissions_total',
-      help: 'VAT submission attempts by outcome (accepted, accepted_with_warnings, confirmed_by_duplicate, unknown, released, rejected)',
+      help: `VAT submission attempts by outcome (${VAT_SUBMISSION_OUTCOMES.join(', ')})`,
       labelNames: ['outcome'],
       registers: [registry],
     }),

@@ -13,6 +13,8 @@ import {
 } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
+import { taxVariance, type VarianceThresholds } from '../variance/compute.js';
+import type { VarianceStore } from '../variance/store.js';
 import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
 import { sentHash, unchanged } from './sent-hash.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
@@ -22,6 +24,8 @@ export interface TransactionHandlerDeps {
   records: RecordStore;
   ledger: RefundLedger;
   settings: MappingSettings;
+  /** Charged-vs-calculated tax of invoices (src/variance/); absent: not compared. */
+  variance?: { store: VarianceStore; thresholds: VarianceThresholds; clock?: () => Date };
 }
 
 function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undefined {
@@ -37,7 +41,7 @@ function previousRefund(event: CanonicalEvent | undefined): RefundData | undefin
  * engine (invariant 4: until then the job waits); deletions → DELETE by key.
  */
 export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHandler {
-  async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string, ctx: HandlerContext): Promise<HandlerOutcome> {
+  async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string, ctx: HandlerContext, invoice?: { key: RecordKey; data: InvoiceData }): Promise<HandlerOutcome> {
     const hash = sentHash(body);
     const skip = unchanged(ctx, hash, what);
     if (skip) return skip;
@@ -48,7 +52,17 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     if (answer.kind === 'unreadable') return { ...acceptedOutcome(what, answer, 'so it was read back by key'), sentHash: hash };
     const transaction = answer.record;
     const tax = transaction.tax?.total_tax === undefined ? '' : `, total tax ${transaction.tax.total_tax}`;
-    return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}`, taxId: transaction.id, sentHash: hash };
+    const variance = invoice ? await checkVariance(invoice, transaction.id, transaction.tax?.total_tax) : '';
+    return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}${variance}`, taxId: transaction.id, sentHash: hash };
+  }
+
+  /** docs/operations.md, "Tax variance": the tax the platform charged against the engine's; recorded above the thresholds. */
+  async function checkVariance(invoice: { key: RecordKey; data: InvoiceData }, engineId: string, computed: string | undefined): Promise<string> {
+    const v = deps.variance;
+    if (v === undefined) return '';
+    const found = taxVariance(invoice.data, computed, v.thresholds);
+    await v.store.set(invoice.key, found ? { ...found, engine_id: engineId } : undefined, (v.clock ?? (() => new Date()))());
+    return found ? `; tax variance: charged ${found.charged}, computed ${found.computed} (${found.difference} ${found.currency})` : '';
   }
 
   /** The refund's original as the tax engine has it, with taxsync's canonical invoice when known. */
@@ -107,7 +121,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       case 'invoice.upserted': {
         const mapped = mapInvoice(event.data, { key, settings });
         if (mapped.kind !== 'send') return notSent(mapped);
-        return (await customerFirst(event, event.data)) ?? upsert(mapped.body, 'invoice', ctx);
+        return (await customerFirst(event, event.data)) ?? upsert(mapped.body, 'invoice', ctx, { key, data: event.data });
       }
       case 'invoice.cancelled': {
         const previous = previousInvoice(ctx.state.appliedEvent);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { VatClient, VatSubmission, VatTransactionRequest } from '../api/index.js';
 import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { Metrics, VatSubmissionOutcome } from '../observability/metrics.js';
 import type { BeginResult, LedgerEntry, Outcome, VatLedger } from '../queue/vat-ledger.js';
 
 /**
@@ -56,7 +56,7 @@ const fencedError = (number: string) =>
  * for an unknown or released outcome, dead letter for a rejection or an unresolved one).
  */
 export async function sendClaimed(deps: AttemptDeps, ej: string, number: string, claim: Claimed): Promise<string> {
-  const count = (outcome: string) => deps.metrics?.vatSubmissions.inc({ outcome });
+  const count = (outcome: VatSubmissionOutcome) => deps.metrics?.vatSubmissions.inc({ outcome });
   const settle = async (outcome: Outcome): Promise<void> => {
     if (!(await deps.ledger.settle(ej, number, claim.token, outcome))) {
       count('fenced');
@@ -92,7 +92,7 @@ async function settleFailure(
   claim: Claimed,
   error: TaxsyncError,
   settle: (outcome: Outcome) => Promise<void>,
-  count: (outcome: string) => void,
+  count: (outcome: VatSubmissionOutcome) => void,
 ): Promise<string> {
   if (error.code === 'VAT_DUPLICATE') {
     if (claim.ambiguous) {

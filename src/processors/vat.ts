@@ -10,13 +10,14 @@ import {
   matchRegistration,
   planVat,
   refundCorrection,
+  undoCorrection,
   registrationRef,
   vatEnabled,
   type FiledSubmission,
   type PartCorrection,
   type VatSettings,
 } from '../mapping/index.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { Metrics, VatSubmissionOutcome } from '../observability/metrics.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { LedgerEntry, VatLedger } from '../queue/vat-ledger.js';
 import { notSent } from './outcome.js';
@@ -222,7 +223,7 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       const result = await submit(s.body, s.supplementOf, record, ctx);
       if (typeof result === 'string') done.push(result);
       else {
-        deps.metrics?.vatSubmissions.inc({ outcome: 'collision' });
+        deps.metrics?.vatSubmissions.inc({ outcome: 'collision' satisfies VatSubmissionOutcome });
         collisions.push(
           `${s.body.invoice_number} (entity jurisdiction ${s.body.entity_jurisdiction}) is already claimed by ${recordName(result.collision)}, so this record (${recordName(record)}) cannot use it`,
         );
@@ -261,15 +262,26 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       const scope = inVatScope(data, deps.settings);
       if (!scope.inScope || data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: ${scope.inScope ? 'no amount' : scope.reason}` };
       const reason = undo ? 'a credit with no invoice was cancelled: undo its correction if it was made' : 'a credit with no invoice reduces VAT';
-      throw correctionRequired(what, [flip(refundCorrection(data, [], reason), undo)]);
+      throw correctionRequired(what, [undoIf(refundCorrection(data, [], reason), undo)]);
     }
     const invoiceKey: RecordKey = { kind: 'vat', source: ctx.record.source, external_id: data.invoice_external_id };
     // Noted before the invoice's VAT is read, and read by the invoice after it files: whichever
     // runs second sees the other, so no refund keeps a decision taken on VAT that changed since.
     const invoiceRecord = recordKeyString(invoiceKey);
-    await deps.ledger.noteRefund(invoiceRecord, recordKeyString(ctx.record), 'open');
-    const invoice = await deps.records.read(invoiceKey);
+    const refundRecord = recordKeyString(ctx.record);
     const of = `invoice ${data.invoice_external_id}`;
+    if (undo) {
+      // Only a correction that was reported can be undone: a refund cancelled before that took
+      // nothing back, and is never decided again (docs/vat.md, "Changes after filing").
+      const standing = await deps.ledger.refundStanding(invoiceRecord, refundRecord);
+      if (standing !== 'corrected' && standing !== 'undone') {
+        await deps.ledger.noteRefund(invoiceRecord, refundRecord, 'closed');
+        return { kind: 'done', detail: `nothing sent: ${what}: cancelled before a VAT correction was reported for it, so nothing to undo` };
+      }
+    } else {
+      await deps.ledger.noteRefund(invoiceRecord, refundRecord, 'open');
+    }
+    const invoice = await deps.records.read(invoiceKey);
     if (invoice.seq === 0) {
       return { kind: 'wait', reason: `${what}: taxsync has not seen ${of} yet; its VAT decides whether this refund needs a correction`, missing: { record: invoiceKey, what: 'invoice' } };
     }
@@ -285,8 +297,8 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     }
     if (data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: the refund states no amount` };
     const reason = undo ? `refund ${ctx.record.external_id} of ${of} was cancelled: undo its correction if it was made` : `refund ${ctx.record.external_id} of ${of} takes back VAT that was filed`;
-    const error = correctionRequired(what, [flip(refundCorrection(data, filed, reason), undo)]);
-    await deps.ledger.noteRefund(invoiceRecord, recordKeyString(ctx.record), 'corrected');
+    const error = correctionRequired(what, [undoIf(refundCorrection(data, filed, reason), undo)]);
+    await deps.ledger.noteRefund(invoiceRecord, refundRecord, undo ? 'undone' : 'corrected');
     throw error;
   }
 
@@ -306,10 +318,5 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
   };
 }
 
-/** A cancelled refund gives back what its correction took: the same amounts, positive. */
-function flip(correction: PartCorrection, undo: boolean): PartCorrection {
-  if (!undo) return correction;
-  const difference = { net: correction.difference.net.negated(), vat: correction.difference.vat.negated(), gross: correction.difference.gross.negated() };
-  const filed = correction.filed;
-  return { ...correction, difference, now: { net: filed.net.plus(difference.net), vat: filed.vat.plus(difference.vat), gross: filed.gross.plus(difference.gross) } };
-}
+/** A cancelled refund gives back what its correction took. */
+const undoIf = (correction: PartCorrection, undo: boolean): PartCorrection => (undo ? undoCorrection(correction) : correction);

@@ -1,3 +1,5 @@
+import { keyPart } from '../domain/key-part.js';
+
 /**
  * Every Redis key taxsync writes besides BullMQ's own, all under the one hash-tagged prefix so a
  * Redis Cluster keeps an installation in one slot (no CROSSSLOT errors in MULTI or Lua).
@@ -34,6 +36,8 @@ export interface Keys {
   readonly audit: string;
   /** String: the lease of the one process applying dead-letter retention (its random token). */
   readonly dlqRetentionLease: string;
+  /** One part of a `taxsync reconcile` run (its checkpoint, the engine's lists read so far, outcomes). */
+  reconcile(runId: string, part: string): string;
 }
 
 export function createKeys(prefix: string): Keys {
@@ -44,15 +48,16 @@ export function createKeys(prefix: string): Keys {
     applied: (recordKey) => `${prefix}:applied:${recordKey}`,
     dirty: `${prefix}:dirty`,
     trace: (recordKey) => `${prefix}:trace:${recordKey}`,
-    delivery: (connector, deliveryId) => `${prefix}:delivery:${connector}:${encodeURIComponent(deliveryId)}`,
+    delivery: (connector, deliveryId) => `${prefix}:delivery:${connector}:${keyPart(deliveryId, 'id')}`,
     counters: `${prefix}:counters`,
     sources: `${prefix}:sources`,
-    vatLedger: (ej, invoice) => `${prefix}:vat:${ej}:${encodeURIComponent(invoice)}`,
+    vatLedger: (ej, invoice) => `${prefix}:vat:${ej}:${keyPart(invoice, 'invoice_number')}`,
     vatLedgerIndex: `${prefix}:vat-index`,
     vatLedgerOfRecord: (recordKey) => `${prefix}:vat-of:${recordKey}`,
     refunds: (invoiceRecordKey) => `${prefix}:refunds:${invoiceRecordKey}`,
     ingestCheckpoint: (fileId) => `${prefix}:ingest:${fileId}`,
     audit: `${prefix}:audit`,
     dlqRetentionLease: `${prefix}:dlq-retention-lease`,
+    reconcile: (runId, part) => `${prefix}:reconcile:${runId}:${part}`,
   };
 }

@@ -122,6 +122,8 @@ export interface VatLedger {
   history(entityJurisdiction: string, invoiceNumber: string): Promise<LedgerAttempt[]>;
   /** Every entry (for reconcile and status). */
   entries(): AsyncGenerator<[string, LedgerEntry]>;
+  /** How many entries are in each state (for status). */
+  countByState(): Promise<Record<LedgerState, number>>;
   /** The entries of one record (an invoice split by rate has several, supplements too). */
   forRecord(record: string): Promise<LedgerEntry[]>;
   /** Open entries (in flight, unknown) due for attention at `now`: their keys, oldest first. */
@@ -132,12 +134,37 @@ export interface VatLedger {
   postpone(key: string, at: number): Promise<void>;
   /**
    * Notes how `refund` (a vat record) stands against `invoice`'s VAT: `open` before it reads that
-   * VAT (and after deciding there was nothing to correct), `corrected` once it reported a correction.
+   * VAT (and after deciding there was nothing to correct), `corrected` once it reported a correction,
+   * `undone` once its cancellation reported the undo of that correction, `closed` when it was
+   * cancelled before any correction was reported (nothing to undo, never decided again).
    */
-  noteRefund(invoice: string, refund: string, standing: 'open' | 'corrected'): Promise<void>;
+  noteRefund(invoice: string, refund: string, standing: RefundStanding): Promise<void>;
+  /** How `refund` stands against `invoice`'s VAT (undefined: never noted). */
+  refundStanding(invoice: string, refund: string): Promise<RefundStanding | undefined>;
   /** The refunds of an invoice still `open`: to be decided again when the invoice's VAT is filed. */
   openRefundsOf(invoice: string): Promise<string[]>;
 }
+
+/** The ledger entries whose outcome is open, by state (`vat_ledger` of `taxsync status --json`). */
+export interface VatLedgerStatus {
+  /** Sent, answer lost: the next attempt resends the same body. */
+  unknown: number;
+  /** No settling answer after TAXSYNC_VAT_UNKNOWN_LIMIT resends: an operator decides. */
+  unresolved: number;
+  /** An attempt running now (or one whose worker stopped, until its lease runs out). */
+  in_flight: number;
+  /** Claimed, not sent yet. */
+  pending: number;
+}
+
+/** Every open state, unresolved included (the ones that need an operator). */
+export async function vatLedgerStatus(ledger: Pick<VatLedger, 'countByState'>): Promise<VatLedgerStatus> {
+  const counts = await ledger.countByState();
+  return { unknown: counts.unknown, unresolved: counts.unresolved, in_flight: counts.in_flight, pending: counts.pending };
+}
+
+export const REFUND_STANDINGS = ['open', 'corrected', 'undone', 'closed'] as const;
+export type RefundStanding = (typeof REFUND_STANDINGS)[number];
 
 const HISTORY_MAX = 100;
 
@@ -174,6 +201,18 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
     return parsed.success ? parsed.data : undefined;
   }
   const read = async (entryKey: string) => parse(await redis.hgetall(entryKey));
+
+  async function* entries(): AsyncGenerator<[string, LedgerEntry]> {
+    let cursor = '0';
+    do {
+      const [next, members] = await redis.sscan(keys.vatLedgerIndex, cursor, 'COUNT', 200);
+      cursor = next;
+      for (const member of members) {
+        const entry = await read(member);
+        if (entry) yield [member, entry];
+      }
+    } while (cursor !== '0');
+  }
 
   return {
     async begin(ej, invoice, facts, mode = 'submit') {
@@ -282,16 +321,11 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
       const entries = await Promise.all(members.map(read));
       return entries.filter((e): e is LedgerEntry => e !== undefined);
     },
-    async *entries() {
-      let cursor = '0';
-      do {
-        const [next, members] = await redis.sscan(keys.vatLedgerIndex, cursor, 'COUNT', 200);
-        cursor = next;
-        for (const member of members) {
-          const entry = await read(member);
-          if (entry) yield [member, entry];
-        }
-      } while (cursor !== '0');
+    entries,
+    async countByState() {
+      const counts = Object.fromEntries(LEDGER_STATES.map((state) => [state, 0])) as Record<LedgerState, number>;
+      for await (const [, entry] of entries()) counts[entry.state] += 1;
+      return counts;
     },
     due: (now, limit) => redis.zrangebyscore(openKey, '-inf', now, 'LIMIT', 0, limit),
     byKey: read,
@@ -300,6 +334,10 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
     },
     async noteRefund(invoice, refund, standing) {
       await redis.hset(refundsKey(invoice), refund, standing);
+    },
+    async refundStanding(invoice, refund) {
+      const standing = await redis.hget(refundsKey(invoice), refund);
+      return (REFUND_STANDINGS as readonly string[]).includes(standing ?? '') ? (standing as RefundStanding) : undefined;
     },
     async openRefundsOf(invoice) {
       const all = await redis.hgetall(refundsKey(invoice));

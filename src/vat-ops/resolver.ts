@@ -7,7 +7,6 @@ import type { Keys } from '../queue/keys.js';
 import type { RecordStore } from '../queue/record-state.js';
 import type { Requeuer } from '../queue/requeue.js';
 import type { VatLedger } from '../queue/vat-ledger.js';
-import type { Lifecycle } from '../daemon/lifecycle.js';
 
 /**
  * Nothing waits forever (docs/vat.md, "Unknown outcomes"): an open ledger entry (in flight past its
@@ -85,7 +84,7 @@ export function createVatResolver(deps: VatResolverDeps): VatResolver {
 }
 
 /** Runs the sweep every interval in a worker process; stops on shutdown (a sweep in progress is awaited). */
-export function scheduleVatResolver(resolver: VatResolver, options: { intervalMs: number; logger: Logger; lifecycle: Lifecycle }): void {
+export function scheduleVatResolver(resolver: VatResolver, options: { intervalMs: number; logger: Logger; lifecycle: ShutdownHooks }): void {
   const logger = options.logger.child({ task: 'vat resolver' });
   let running: Promise<void> | undefined;
   const tick = (): void => {
@@ -108,4 +107,9 @@ export function scheduleVatResolver(resolver: VatResolver, options: { intervalMs
     clearInterval(timer);
     await running;
   });
+}
+
+/** Where a stop is registered (the daemon's lifecycle; it runs at shutdown). */
+interface ShutdownHooks {
+  onShutdown(name: string, close: () => Promise<void>): void;
 }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { DEV_SECRETS } from '../../src/daemon/connectors.js';
+import { DEV_SECRETS } from '../../src/connectors/registry.js';
 import { DemoRefused, demoSecrets, demoSources, runDemo, type DemoResult } from '../../src/demo/run.js';
 import { renderDemo } from '../../src/demo/render.js';
 import { ensureRegistrations, withZeroConfigVat } from '../../src/vat-ops/zero-config.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { Settings } from '../../src/config/settings.js';
 import { createQueues, createRedis } from '../../src/queue/connection.js';
 import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
@@ -17,7 +17,7 @@ import { ingestFile } from '../../src/ingest/file.js';
 import { createLifecycle } from '../../src/daemon/lifecycle.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { replayEntries, selectEntries, statusReport } from '../../src/dead-letters/service.js';
-import { openDlq } from '../../src/dead-letters/open.js';
+import { openDlq } from '../../src/cli/open-dlq.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { erpCustomer, erpInvoice, erpRefund } from '../helpers/erp-events.js';
 import { customerEvent, eventually } from '../helpers/pipeline.js';
@@ -176,7 +176,7 @@ describe('taxsync on a 3-master Redis Cluster', () => {
       const ledger: string[] = [];
       for await (const [, entry] of dlq.deps.ledger.entries()) ledger.push(entry.state);
       expect(ledger).toEqual(['confirmed']);
-      expect((await statusReport(dlq.deps)).vat_ledger).toEqual({ unknown: 0 });
+      expect((await statusReport(dlq.deps)).vat_ledger).toEqual({ unknown: 0, unresolved: 0, in_flight: 0, pending: 0 });
     } finally {
       await dlq.close();
     }

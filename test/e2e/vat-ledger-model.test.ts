@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApiClients, type ApiClients, type VatClient } from '../../src/api/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { CanonicalEvent, type CanonicalEventInput } from '../../src/domain/events.js';
 import { recordKeyString, type RecordKey } from '../../src/domain/record-key.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../src/emulator/index.js';
@@ -13,7 +13,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createRecordProcessor } from '../../src/processors/record-processor.js';
 import { createVatHandler, createVatReferenceData, type VatReferenceData } from '../../src/processors/vat.js';
 import { closeQueues, createQueues, createRedis } from '../../src/queue/connection.js';
-import { createDeadLetterStore, type DeadLetterEntry } from '../../src/queue/dead-letter.js';
+import { createDeadLetterStore, type DeadLetterEntry, type DeadLetterStore } from '../../src/queue/dead-letter.js';
 import { RECORD_JOB_VERSION } from '../../src/queue/jobs.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { createProducer } from '../../src/queue/producer.js';
@@ -25,10 +25,13 @@ import { RIG_ENTITY } from '../helpers/vat-rig.js';
 /**
  * The VAT ledger against a model (issue 15): random sequences of invoice versions (amounts up and
  * down, a rate changed, a line at another rate), voids and deletions, refunds before and after
- * their invoice, duplicate deliveries, operator replays, runs of the VAT job under the emulator's
- * faults (answers dropped after processing, 5xx, timeouts, 429) and worker crashes (before the
- * send, after the send before the ledger write, after the ledger write), with time moving in
- * between. Real Redis and the emulator; the record processor runs on a job object of the test's
+ * their invoice, refunds cancelled (voided credit notes) before and after their correction was
+ * reported, duplicate deliveries, operator replays, runs of the VAT job under the emulator's
+ * faults (answers dropped after processing, 5xx, timeouts, 429) and worker crashes at every step
+ * of the VAT path (after the ledger claim, before the send, after the send before the ledger
+ * write, after the ledger write, after a claim is withdrawn, after a refund's standing is noted,
+ * before the refunds of an invoice are re-queued, before the dead letter is written), with time
+ * moving in between. Real Redis and the emulator; the record processor runs on a job object of the test's
  * own with a clock of its own, so nothing waits for real time.
  *
  * After each sequence settles (faults off, every record run until it rests):
@@ -38,9 +41,12 @@ import { RIG_ENTITY } from '../helpers/vat-rig.js';
  * - nothing is accepted twice: every accepted submission is a confirmed ledger entry with the very
  *   same body, and each VAT rate of an invoice is filed under one number (plus supplements);
  * - no ledger entry ends pending, in flight, unknown or unresolved, and no record is left unapplied;
- * - a refund ends with a correction of exactly its own amounts when its invoice has VAT filed and
- *   is not voided or deleted, with none when its invoice has no VAT filed, and dead-lettered when
- *   its invoice never arrived.
+ * - a refund ends with a correction of exactly its own amounts (one line per filed submission, adding
+ *   up) when its invoice has VAT filed and is not voided or deleted, with none when its invoice has
+ *   no VAT filed, and dead-lettered when its invoice never arrived;
+ * - a cancelled refund whose correction was reported gets an undo of exactly its amounts; one
+ *   cancelled before any correction gets none (unless a worker crashed between noting the
+ *   correction and reporting it: then the undo says "if it was made").
  *
  * TAXSYNC_MODEL_RUNS sets the number of sequences (default 2000, about a minute); TAXSYNC_MODEL_SEED
  * replays a failing run with the seed fast-check printed.
@@ -55,12 +61,25 @@ type Rate = 19 | 7;
 type Line = readonly [cents: number, rate: Rate];
 type Fault = 'none' | 'drop' | 'error500' | 'timeout' | 'rate429';
 /** A crash stops the worker for good; a stall pauses it until the sequence ends, when it resumes. */
-type Crash = 'none' | 'before-send' | 'after-send' | 'after-ledger' | 'stall-before-send' | 'stall-after-send';
+type Crash =
+  | 'none'
+  | 'after-claim'
+  | 'before-send'
+  | 'after-send'
+  | 'after-ledger'
+  | 'after-withdraw'
+  | 'after-note'
+  | 'before-requeue'
+  | 'before-dead-letter'
+  | 'stall-before-send'
+  | 'stall-after-send';
 type Rec = 'I0' | 'I1' | 'R00' | 'R01' | 'R10';
 type Step =
   | { kind: 'invoice'; inv: 0 | 1; lines: Line[]; status: 'active' | 'paid' }
   | { kind: 'void' | 'delete'; inv: 0 | 1 }
   | { kind: 'refund'; ref: 'R00' | 'R01' | 'R10'; cents: number; rate: Rate }
+  /** The refund is cancelled (a voided credit note), as Stripe sends it: the whole refund again. */
+  | { kind: 'cancel-refund'; ref: 'R00' | 'R01' | 'R10' }
   | { kind: 'redeliver' }
   | { kind: 'work' }
   | { kind: 'process'; rec: Rec; fault: Fault; crash: Crash }
@@ -77,6 +96,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ kind: 'work' as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('void' as const, 'delete' as const), inv: fc.constantFrom(0 as const, 1 as const) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), ref: fc.constantFrom('R00' as const, 'R01' as const, 'R10' as const), cents: fc.integer({ min: 1, max: 20_000 }), rate: fc.constantFrom<Rate>(19, 7) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel-refund' as const), ref: fc.constantFrom('R00' as const, 'R01' as const, 'R10' as const) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'redeliver' as const }) },
   {
     weight: 8,
@@ -86,7 +106,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       fault: fc.oneof({ weight: 4, arbitrary: fc.constant<Fault>('none') }, { weight: 3, arbitrary: fc.constantFrom<Fault>('drop', 'error500', 'rate429') }, { weight: 1, arbitrary: fc.constant<Fault>('timeout') }),
       crash: fc.oneof(
         { weight: 5, arbitrary: fc.constant<Crash>('none') },
-        { weight: 2, arbitrary: fc.constantFrom<Crash>('before-send', 'after-send', 'after-ledger') },
+        { weight: 3, arbitrary: fc.constantFrom<Crash>('after-claim', 'before-send', 'after-send', 'after-ledger', 'after-withdraw', 'after-note', 'before-requeue', 'before-dead-letter') },
         { weight: 2, arbitrary: fc.constantFrom<Crash>('stall-before-send', 'stall-after-send') },
       ),
     }),
@@ -139,6 +159,36 @@ const EXAMPLES: { increases: 'manual' | 'supplement'; steps: Step[] }[] = [
       { kind: 'work' },
       { kind: 'invoice', inv: 0, lines: [[1, 19]], status: 'active' },
       { kind: 'process', rec: 'I0', fault: 'drop', crash: 'before-send' },
+      { kind: 'work' },
+    ],
+  },
+  // A refund cancelled before any correction was reported, its invoice filing VAT afterwards: nothing to undo.
+  {
+    increases: 'manual',
+    steps: [
+      { kind: 'invoice', inv: 0, lines: [[0, 19]], status: 'active' },
+      { kind: 'refund', ref: 'R00', cents: 1_000, rate: 19 },
+      { kind: 'work' },
+      { kind: 'cancel-refund', ref: 'R00' },
+      { kind: 'work' },
+      { kind: 'invoice', inv: 0, lines: [[10_000, 19]], status: 'active' },
+      { kind: 'work' },
+    ],
+  },
+  // A refund's correction reported, then the refund cancelled, a worker crashing at each step.
+  {
+    increases: 'supplement',
+    steps: [
+      { kind: 'invoice', inv: 0, lines: [[10_000, 19]], status: 'active' },
+      { kind: 'work' },
+      { kind: 'invoice', inv: 0, lines: [[15_000, 19]], status: 'active' },
+      { kind: 'work' },
+      { kind: 'refund', ref: 'R00', cents: 8_000, rate: 19 },
+      { kind: 'process', rec: 'R00', fault: 'none', crash: 'after-note' },
+      { kind: 'process', rec: 'R00', fault: 'none', crash: 'before-dead-letter' },
+      { kind: 'work' },
+      { kind: 'cancel-refund', ref: 'R00' },
+      { kind: 'process', rec: 'R00', fault: 'none', crash: 'after-note' },
       { kind: 'work' },
     ],
   },
@@ -206,12 +256,12 @@ async function runSequence(shared: Shared, run: number, input: { increases: 'man
         await requeuer.ensureQueued(record);
       },
     };
-    const processorFor = (vat: VatClient, l: VatLedger) =>
+    const processorFor = (vat: VatClient, l: VatLedger, crashing: { deadLetters?: DeadLetterStore; requeue?: (record: RecordKey) => Promise<void> } = {}) =>
       createRecordProcessor({
         queue: queues['vat-submissions'],
-        handler: createVatHandler({ ...base, vat, ledger: l }),
+        handler: createVatHandler({ ...base, vat, ledger: l, ...(crashing.requeue === undefined ? {} : { requeue: crashing.requeue }) }),
         records,
-        deadLetters,
+        deadLetters: crashing.deadLetters ?? deadLetters,
         redis,
         keys,
         trace: { maxEntries: 0, maxAgeMs: 60_000 },
@@ -226,7 +276,7 @@ async function runSequence(shared: Shared, run: number, input: { increases: 'man
     const record = (rec: Rec): RecordKey => ({ kind: 'vat', source: 'api', external_id: id(rec) });
     const versions = new Map<Rec, number>();
     const finalInvoice = new Map<'I0' | 'I1', { event: CanonicalEventInput; lines?: Line[]; gone: boolean }>();
-    const refunds = new Map<'R00' | 'R01' | 'R10', { cents: number; tax: number; event: CanonicalEventInput }>();
+    const refunds = new Map<'R00' | 'R01' | 'R10', { cents: number; tax: number; event: CanonicalEventInput; cancelled: boolean }>();
     let last: CanonicalEventInput | undefined;
 
     async function deliver(rec: Rec, event: CanonicalEventInput): Promise<boolean> {
@@ -250,6 +300,8 @@ async function runSequence(shared: Shared, run: number, input: { increases: 'man
     }
 
     const jobs = new Map<string, number>();
+    /** Records a worker crashed or stalled in while it worked on them. */
+    const crashedIn = new Set<Rec>();
     const stalled: { resume: () => void; running: Promise<unknown> }[] = [];
     async function processOnce(rec: Rec, processor = healthy): Promise<{ kind: string; until?: number }> {
       const key = recordKeyString(record(rec));
@@ -314,8 +366,21 @@ async function runSequence(shared: Shared, run: number, input: { increases: 'man
             record: { kind: 'transaction', source: 'api', external_id: id(step.ref) },
             data: { invoice_external_id: id(step.ref === 'R10' ? 'I1' : 'I0'), issued_at: '2025-03-03T10:00:00Z', currency: 'EUR', amount: euros(step.cents), tax_amount: euros(tax) },
           };
-          refunds.set(step.ref, { cents: step.cents, tax, event });
+          refunds.set(step.ref, { cents: step.cents, tax, event, cancelled: false });
           await deliver(step.ref, event);
+          break;
+        }
+        case 'cancel-refund': {
+          const known = refunds.get(step.ref);
+          if (known === undefined) break;
+          const event = {
+            ...known.event,
+            id: `${id(step.ref)}-v2-cancelled`,
+            type: 'refund.cancelled',
+            occurred_at: '2025-03-03T10:00:01Z',
+            final: true,
+          } as CanonicalEventInput;
+          if (await deliver(step.ref, event)) known.cancelled = true;
           break;
         }
         case 'redeliver':
@@ -336,6 +401,7 @@ async function runSequence(shared: Shared, run: number, input: { increases: 'man
             await processOnce(step.rec);
             break;
           }
+          crashedIn.add(step.rec);
           let crash!: () => void;
           const crashed = new Promise<void>((resolve) => (crash = resolve));
           // A stalled worker waits here until the sequence ends, then carries on with what it had.
@@ -358,13 +424,38 @@ async function runSequence(shared: Shared, run: number, input: { increases: 'man
           };
           const crashingLedger: VatLedger = {
             ...ledger,
+            async begin(...args) {
+              const claim = await ledger.begin(...args);
+              if (step.crash === 'after-claim') await stop();
+              return claim;
+            },
             async settle(...args) {
               const written = await ledger.settle(...args);
               if (step.crash === 'after-ledger') await stop();
               return written;
             },
+            async withdraw(...args) {
+              const done = await ledger.withdraw(...args);
+              if (step.crash === 'after-withdraw') await stop();
+              return done;
+            },
+            async noteRefund(...args) {
+              await ledger.noteRefund(...args);
+              if (step.crash === 'after-note') await stop();
+            },
           };
-          const running = processOnce(step.rec, processorFor(vat, crashingLedger));
+          const crashingDeadLetters: DeadLetterStore = {
+            ...deadLetters,
+            async add(entry) {
+              if (step.crash === 'before-dead-letter') await stop();
+              return deadLetters.add(entry);
+            },
+          };
+          const requeue = async (r: RecordKey) => {
+            if (step.crash === 'before-requeue') await stop();
+            await base.requeue(r);
+          };
+          const running = processOnce(step.rec, processorFor(vat, crashingLedger, { deadLetters: crashingDeadLetters, requeue }));
           await Promise.race([running, crashed]);
           if (step.crash.startsWith('stall')) stalled.push({ resume, running });
           break;
@@ -446,19 +537,31 @@ async function runSequence(shared: Shared, run: number, input: { increases: 'man
       const letters = await lettersOf(rec);
       const invoiceFiled = (await ledger.forRecord(recordKeyString(record(inv)))).some((e) => e.state === 'confirmed');
       const invoice = finalInvoice.get(inv);
+      const others = letters.filter((l) => l.error.code !== 'VAT_CORRECTION_REQUIRED').map((l) => l.error.code);
       if (invoice === undefined && versions.get(inv) === undefined) {
-        expect(letters.map((l) => l.error.code), `${rec}: its invoice never came`).toEqual([expect.stringMatching(/^(WAITING_EXPIRED|REFUND_ORIGINAL_MISSING)$/)]);
+        // Its invoice never came: dead-lettered as waiting in vain (a refund cancelled first may end quietly).
+        if (refund.cancelled) expect(others.length, `${rec}: its invoice never came`).toBeLessThanOrEqual(1);
+        else expect(others, `${rec}: its invoice never came`).toEqual([expect.stringMatching(/^(WAITING_EXPIRED|REFUND_ORIGINAL_MISSING)$/)]);
         continue;
       }
-      const correction = letters.find((l) => l.error.code === 'VAT_CORRECTION_REQUIRED');
-      if (invoiceFiled && invoice?.gone !== true) expect(correction, `${rec}: a refund of filed VAT needs a correction`).toBeDefined();
-      if (!invoiceFiled) expect(correction, `${rec}: nothing filed, nothing to correct`).toBeUndefined();
-      if (correction !== undefined) {
-        const amount = (field: string) => correction.error.fields?.[field]?.map((m) => cents(/: (-?\d+\.\d{2})$/.exec(m)?.[1] ?? 'NaN'));
-        const taken = (c: number) => (c === 0 ? 0 : -c);
-        expect({ net: amount('net'), vat: amount('vat'), gross: amount('gross') }).toEqual({ net: [taken(refund.cents)], vat: [taken(refund.tax)], gross: [taken(refund.cents + refund.tax)] });
-      }
-      expect(letters.filter((l) => l.error.code !== 'VAT_CORRECTION_REQUIRED').map((l) => l.error.code), `${rec}: other dead letters`).toEqual([]);
+      // One line per filed submission it corrects (a supplement first): they add up to the refund.
+      const sum = (letter: DeadLetterEntry, field: string) => (letter.error.fields?.[field] ?? []).reduce((total, m) => total + cents(/: (-?\d+\.\d{2})$/.exec(m)?.[1] ?? 'NaN'), 0);
+      const amounts = (letter: DeadLetterEntry) => ({ net: sum(letter, 'net'), vat: sum(letter, 'vat'), gross: sum(letter, 'gross') });
+      const corrections = letters.filter((l) => l.error.code === 'VAT_CORRECTION_REQUIRED');
+      const taken = corrections.filter((l) => sum(l, 'net') < 0);
+      const undone = corrections.filter((l) => sum(l, 'net') > 0);
+      const own = { net: refund.cents, vat: refund.tax, gross: refund.cents + refund.tax };
+      const negate = (a: typeof own) => ({ net: -a.net, vat: a.vat === 0 ? 0 : -a.vat, gross: -a.gross });
+      if (invoiceFiled && invoice?.gone !== true && !refund.cancelled) expect(taken, `${rec}: a refund of filed VAT needs a correction`).not.toEqual([]);
+      if (!invoiceFiled) expect(corrections, `${rec}: nothing filed, nothing to correct`).toEqual([]);
+      for (const letter of taken) expect(amounts(letter), `${rec}: the correction takes back the refund`).toEqual(negate(own));
+      for (const letter of undone) expect(amounts(letter), `${rec}: the undo gives back the refund`).toEqual(own);
+      if (!refund.cancelled) expect(undone, `${rec}: not cancelled, nothing to undo`).toEqual([]);
+      // A reported correction of a cancelled refund is undone (unless its invoice's own correction reverses everything).
+      if (refund.cancelled && taken.length > 0 && invoice?.gone !== true) expect(undone, `${rec}: its correction was reported, then it was cancelled`).not.toEqual([]);
+      // An undo with no correction before it only where a worker crashed between noting and reporting it ("if it was made").
+      if (refund.cancelled && taken.length === 0 && !crashedIn.has(rec)) expect(undone, `${rec}: cancelled before any correction: nothing to undo`).toEqual([]);
+      expect(others, `${rec}: other dead letters`).toEqual([]);
     }
   } finally {
     await closeQueues(queues);

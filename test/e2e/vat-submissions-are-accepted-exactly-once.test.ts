@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { CanonicalEvent } from '../../src/domain/events.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { testVariety } from '../helpers/emulator-variety.js';

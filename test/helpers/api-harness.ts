@@ -1,6 +1,6 @@
 import { afterEach, beforeEach } from 'vitest';
 import { createApiClients, type ApiClients, type ApiClientsOptions } from '../../src/api/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { isTaxsyncError, type TaxsyncError } from '../../src/domain/errors.js';
 import { answerJson, startFakeApi, type FakeApi, type Handler, type RecordedRequest } from './fake-api.js';
 

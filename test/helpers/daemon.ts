@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { DestinationStream } from 'pino';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/config/settings.js';
 import { CONNECTORS } from '../../src/connectors/registry.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';

@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { afterEach, beforeEach } from 'vitest';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import type { TaxsyncError } from '../../src/domain/errors.js';
 import { DEFAULT_CLIENT, type EmulatorOptions } from '../../src/emulator/index.js';
 import { useEmulator, type EmulatorTestContext } from '../unit/emulator/helpers.js';

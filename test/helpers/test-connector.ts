@@ -1,4 +1,4 @@
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { digestEquals, fromHex, hmacSha256 } from '../../src/connectors/shared/crypto.js';
 import { parseJsonBody } from '../../src/connectors/shared/parse.js';
 import { defineConnector, type ConnectorSettings } from '../../src/connectors/types.js';

@@ -1,7 +1,7 @@
 import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createApiClients, type ApiClients } from '../../src/api/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { CanonicalEvent, type CanonicalEventInput } from '../../src/domain/events.js';
 import { recordKeyString, type RecordKey } from '../../src/domain/record-key.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../src/emulator/index.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients, type Registration, type VatTransactionRequest } from '../../src/api/index.js';
-import { Secret } from '../../src/config/secret.js';
+import { Secret } from '../../src/domain/secret.js';
 import { hasCode } from '../../src/domain/errors.js';
 import { DEFAULT_CLIENT, VAT_TRANSACTION_TYPES, startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { amount } from '../helpers/emulator-clients.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { createMetrics } from '../../src/observability/metrics.js';
+import { VAT_SUBMISSION_OUTCOMES, createMetrics } from '../../src/observability/metrics.js';
 
 describe('metrics', () => {
   it('counts API calls by endpoint name and status, with their latency', async () => {
@@ -34,5 +34,12 @@ describe('metrics', () => {
     expect(loadConfig({}).metricsPort).toBeUndefined();
     expect(loadConfig({ TAXSYNC_METRICS_PORT: '9464' }).metricsPort).toBe(9464);
     expect(() => loadConfig({ TAXSYNC_METRICS_PORT: 'ninety' })).toThrow(/TAXSYNC_METRICS_PORT/);
+  });
+
+  it('names every VAT submission outcome in the help text, the newer ones included', async () => {
+    const text = await createMetrics({ defaultMetrics: false }).registry.metrics();
+    const help = /^# HELP taxsync_vat_submissions_total (.*)$/m.exec(text)?.[1] ?? '';
+    for (const outcome of ['unresolved', 'fenced', 'collision', 'accepted_with_warnings', 'confirmed_by_duplicate', 'released']) expect(help).toContain(outcome);
+    for (const outcome of VAT_SUBMISSION_OUTCOMES) expect(help).toContain(outcome);
   });
 });

@@ -50,6 +50,11 @@ export const CustomerAnswer = reads({
   id: AnswerId,
   name: lenient(z.string()),
   customer_type: lenient(openEnum(CUSTOMER_TYPES)),
+  /** The key and the service's own times: `taxsync reconcile` matches list pages with its records. */
+  source: lenient(z.string()),
+  external_id: lenient(z.string()),
+  created_at: lenient(IsoDateTime),
+  updated_at: lenient(IsoDateTime),
 });
 export type Customer = Read<z.infer<typeof CustomerAnswer>, CustomerContract>;
 
@@ -84,6 +89,12 @@ export const TransactionAnswer = reads({
   refund_info: lenient(reads({ is_refund_linked: lenient(z.boolean()), refund_linked_percentage: lenient(AnswerDecimal) })),
   tax: lenient(reads({ total_tax: lenient(AnswerDecimal) })),
   amounts: lenient(reads({ final_transaction_amount: lenient(AnswerDecimal), total_items_amount: lenient(AnswerDecimal) })),
+  // The key and state `taxsync reconcile` matches list pages by (its items are read in src/reconcile/facts.ts).
+  source: lenient(z.string()),
+  external_id: lenient(z.string()),
+  transaction_status: lenient(z.string()),
+  created_at: lenient(IsoDateTime),
+  updated_at: lenient(IsoDateTime),
 });
 export type Transaction = Read<z.infer<typeof TransactionAnswer>, TransactionContract>;
 

@@ -28,9 +28,6 @@
 import { z } from 'zod';
 import { CountryCode, CurrencyCode, DecimalString, IsoDate, IsoDateTime, Uuid } from './common.js';
 
-// The registration as read is what the mapping matches configured registrations against.
-export type { Registration } from './vat-answers.js';
-
 // ---------------------------------------------------------------------------------------------
 // VAT transactions
 

@@ -19,7 +19,7 @@ import {
 } from '../../dead-letters/service.js';
 import { describeTally, entrySubject, isEmptyFilter, parseFilter, renderTable, tally, type DlqFilterOptions } from '../../dead-letters/filter.js';
 import { editEntry } from '../../dead-letters/edit.js';
-import { openDlq } from '../../dead-letters/open.js';
+import { openDlq } from '../open-dlq.js';
 import { applyRetention } from '../../dead-letters/retention.js';
 
 interface Common extends DlqFilterOptions {

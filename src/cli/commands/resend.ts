@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { RECORD_KINDS, type RecordKey } from '../../domain/record-key.js';
 import { resendRecord, type ResendOutcome } from '../../queue/resend.js';
 import { boot } from '../../daemon/boot.js';
-import { openDlq } from '../../dead-letters/open.js';
+import { openDlq } from '../open-dlq.js';
 
 const RESENDABLE = RECORD_KINDS.filter((kind) => kind !== 'vat');
 

@@ -3,7 +3,11 @@ import { createWaitingIndex, describeAge, type WaitingList, type WaitingRecord }
 import { boot } from '../../daemon/boot.js';
 import { statusReport, type StatusReport } from '../../dead-letters/service.js';
 import { describeTally, renderTable } from '../../dead-letters/filter.js';
-import { openDlq } from '../../dead-letters/open.js';
+import { openDlq } from '../open-dlq.js';
+import type { VatLedgerStatus } from '../../queue/vat-ledger.js';
+import { createVarianceStore } from '../../variance/store.js';
+import { sourceAges, type SourceAge } from '../../activity/silence.js';
+import { lastEvents } from '../../activity/store.js';
 
 /** Waiting records listed (oldest first); the total counts them all. */
 const WAITING_SHOWN = 100;
@@ -31,13 +35,34 @@ function renderWaiting(waiting: WaitingList): string[] {
   ];
 }
 
-function render(report: StatusReport & { waiting: WaitingList }): string {
+export function renderVatLedgerStatus(s: VatLedgerStatus): string {
+  return (
+    `VAT ledger: ${s.unknown} unknown (sent, answer lost; resolved by the next attempt), ` +
+    `${s.unresolved} unresolved (check the filing, then \`taxsync vat ledger confirm|release\`), ` +
+    `${s.in_flight} in flight, ${s.pending} pending`
+  );
+}
+
+function renderSources(sources: SourceAge[], silenceS: number): string[] {
+  if (sources.length === 0) return ['sources: no event accepted yet'];
+  return [
+    `sources (silent: no event for more than ${describeAge(silenceS)}, TAXSYNC_SOURCE_SILENCE):`,
+    renderTable(
+      ['SOURCE', 'LAST EVENT', 'AGE', ''],
+      sources.map((s) => [s.source, s.last_event_at, describeAge(s.age_s), s.silent ? 'SILENT' : '']),
+    ),
+  ];
+}
+
+function render(report: StatusReport & { waiting: WaitingList; tax_variances: number; sources: SourceAge[]; source_silence_s: number }): string {
   const rows = Object.entries(report.queues).map(([name, q]) => [name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), age(q.oldest_waiting_age_s)]);
   return [
     renderTable(['QUEUE', 'WAITING', 'ACTIVE', 'DELAYED', 'FAILED', 'OLDEST WAITING'], rows),
     '',
     `dead-letter: ${describeTally(report.dead_letter)}`,
-    `VAT ledger: ${report.vat_ledger.unknown} unknown (sent, answer lost; resolved by the next attempt or \`taxsync vat\` reconcile)`,
+    renderVatLedgerStatus(report.vat_ledger),
+    `tax variances: ${report.tax_variances} invoice(s) where the tax charged differs from the engine's (\`taxsync variance\`)`,
+    ...renderSources(report.sources, report.source_silence_s),
     '',
     ...renderWaiting(report.waiting),
   ].join('\n');
@@ -46,7 +71,7 @@ function render(report: StatusReport & { waiting: WaitingList }): string {
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger unknowns, records waiting for their original')
+    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger entries still open (unknown, unresolved, in flight, pending), records waiting for their original')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
       const booted = boot('status', { logToStderr: true });
@@ -57,6 +82,9 @@ export function registerStatusCommand(program: Command): void {
             ...(await statusReport(opened.deps)),
             // From the waiting index (a sorted set the workers keep): no scan of the records.
             waiting: await createWaitingIndex(opened.redis, opened.deps.keys).list({ limit: WAITING_SHOWN }),
+            tax_variances: await createVarianceStore(opened.redis, opened.deps.keys).count(),
+            sources: sourceAges(await lastEvents(opened.redis, opened.deps.keys), new Date(), booted.config.sourceSilenceMs),
+            source_silence_s: Math.floor(booted.config.sourceSilenceMs / 1000),
           };
           process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : `${render(report)}\n`);
         } finally {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { createVarianceStore, type VarianceEntry } from '../../variance/store.js';
 import { RECORD_KINDS, recordKeyString, type RecordKey } from '../../domain/record-key.js';
 import { createRedis } from '../../queue/connection.js';
 import { createKeys } from '../../queue/keys.js';
@@ -18,6 +19,8 @@ interface RecordView {
   history: TraceEntry[];
   /** kind `vat` only: its VAT submissions' ledger entries (one per rate after a split). */
   vat_ledger?: LedgerView[];
+  /** An invoice whose charged tax differs from the engine's above the thresholds (src/variance/). */
+  tax_variance?: VarianceEntry;
 }
 
 interface LedgerView {
@@ -86,7 +89,9 @@ function render(view: RecordView): string {
     const extra = [e.event_id, e.status === undefined ? undefined : `HTTP ${e.status}`, e.code, e.detail].filter(Boolean).join(' · ');
     return `  ${e.at}  ${e.step.padEnd(13)} ${extra}`;
   });
-  return [head, ...(view.vat_ledger ?? []).map(renderLedger), ...lines].join('\n');
+  const v = view.tax_variance;
+  const variance = v ? [`  tax variance: charged ${v.charged}, computed ${v.computed} ${v.currency} (difference ${v.difference}${v.percent === null ? '' : `, ${v.percent}%`}; since ${v.at})`] : [];
+  return [head, ...variance, ...(view.vat_ledger ?? []).map(renderLedger), ...lines].join('\n');
 }
 
 export function registerTraceCommand(program: Command): void {
@@ -104,13 +109,15 @@ export function registerTraceCommand(program: Command): void {
         const keys = createKeys(config.redis.prefix);
         const records = createRecordStore(redis, keys);
         const ledger = createVatLedger(redis, keys, { leaseMs: config.queue.vat.leaseMs });
+        const variances = createVarianceStore(redis, keys);
         const views: RecordView[] = [];
         for (const kind of RECORD_KINDS) {
           const record = { kind, source, external_id: externalId };
-          const [state, history, ledgerEntries] = await Promise.all([
+          const [state, history, ledgerEntries, variance] = await Promise.all([
             records.read(record),
             readTrace(redis, keys, recordKeyString(record)),
             kind === 'vat' ? ledger.forRecord(recordKeyString(record)) : Promise.resolve([]),
+            kind === 'transaction' ? variances.get(record) : Promise.resolve(undefined),
           ]);
           if (state.seq === 0 && history.length === 0 && ledgerEntries.length === 0) continue;
           views.push({
@@ -121,6 +128,7 @@ export function registerTraceCommand(program: Command): void {
             tax_id: state.taxId,
             waiting_since: state.waitingSince ? new Date(state.waitingSince).toISOString() : undefined,
             history,
+            ...(variance ? { tax_variance: variance } : {}),
             ...(kind === 'vat'
               ? {
                   vat_ledger: await Promise.all(

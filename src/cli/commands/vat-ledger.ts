@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Booted } from '../../daemon/boot.js';
-import { openDlq } from '../../dead-letters/open.js';
+import { openDlq } from '../open-dlq.js';
 import { decideLedgerEntry, renderLedgerEntry, showLedgerEntry } from '../../vat-ops/ledger-commands.js';
 
 interface Json {

@@ -15,6 +15,8 @@ export const erpConnector = defineConnector({
   signsTimestamp: true,
   contentTypes: ['application/json'],
   verify: verifyErp,
+  devSecret: 'whsec_ZGV2LWVycC1zZWNyZXQtMzItYnl0ZXMtbG9uZyE=',
+  replayHeaders: ({ deliveryId }) => ({ 'webhook-id': deliveryId }),
   parse: parseErp,
   sign: signErp,
 });

@@ -1,5 +1,5 @@
 import { CanonicalEvent } from '../../domain/events.js';
-import { pathToString } from '../shared/parse.js';
+import { issuesToFields, summariseFields } from '../../domain/field-errors.js';
 import type { ErpBody } from './schemas.js';
 
 /**
@@ -82,14 +82,10 @@ function readEvent(raw: unknown, ctx: ErpMapContext): ReadResult {
 
   const parsed = CanonicalEvent.safeParse(candidate);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) (fields[pathToString(issue.path)] ??= []).push(issue.message);
+    for (const [field, messages] of Object.entries(issuesToFields(parsed.error.issues))) (fields[field] ??= []).push(...messages);
   }
   if (!parsed.success || Object.keys(fields).length > 0) {
-    const summary = Object.entries(fields)
-      .slice(0, 5)
-      .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
-      .join('; ');
-    return { ok: false, message: `event does not match the canonical schema: ${summary}`, fields };
+    return { ok: false, message: `event does not match the canonical schema: ${summariseFields(fields, 5)}`, fields };
   }
   return { ok: true, event: parsed.data };
 }

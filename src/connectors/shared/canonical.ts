@@ -1,6 +1,6 @@
 import { CanonicalEvent, type CanonicalEventInput } from '../../domain/events.js';
 import type { ParseResult } from '../types.js';
-import { pathToString } from './parse.js';
+import { issuesToFields, summariseFields } from '../../domain/field-errors.js';
 
 /**
  * Checks mapped events against the canonical schema (a mapping that yields an invalid event is
@@ -11,16 +11,12 @@ export function toCanonicalEvents(
   context: { topic?: string; deliveryId?: string },
 ): { ok: true; events: CanonicalEvent[] } | { ok: false; result: ParseResult } {
   const events: CanonicalEvent[] = [];
-  const fields: Record<string, string[]> = {};
+  let fields: Record<string, string[]> = {};
   inputs.forEach((input, index) => {
     const parsed = CanonicalEvent.safeParse(input);
     if (parsed.success) events.push(parsed.data);
-    else for (const issue of parsed.error.issues) (fields[`event[${index}].${pathToString(issue.path)}`] ??= []).push(issue.message);
+    else fields = { ...fields, ...issuesToFields(parsed.error.issues, `event[${index}].`) };
   });
   if (Object.keys(fields).length === 0) return { ok: true, events };
-  const summary = Object.entries(fields)
-    .slice(0, 5)
-    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
-    .join('; ');
-  return { ok: false, result: { kind: 'invalid', ...context, message: `mapped event is not a valid canonical event: ${summary}`, fields } };
+  return { ok: false, result: { kind: 'invalid', ...context, message: `mapped event is not a valid canonical event: ${summariseFields(fields, 5)}`, fields } };
 }

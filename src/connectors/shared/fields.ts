@@ -40,16 +40,9 @@ export const PlatformRate = z.union([z.number(), z.string()]).transform((value, 
   return new Money(text);
 });
 
-/**
- * True when the text has a lone UTF-16 surrogate (JSON allows `"\ud800"`). Such a string is not
- * well-formed Unicode: it cannot be encoded into a Redis key (encodeURIComponent throws), so an id
- * carrying one is refused as invalid input rather than failing the delivery's storage.
- */
-export function hasLoneSurrogate(text: string): boolean {
-  return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
-}
+import { LONE_SURROGATE, hasLoneSurrogate } from '../../domain/key-part.js';
 
-export const LONE_SURROGATE = 'must be well-formed Unicode (it contains a lone surrogate such as \\ud800)';
+export { LONE_SURROGATE, hasLoneSurrogate };
 
 /**
  * A record id: a string, or a JSON number that is a safe integer. Ids above 2^53 have already been

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { issuesToFields, summariseFields } from '../../domain/field-errors.js';
 import type { ParseResult } from '../types.js';
 
 /** JSON.parse that reports instead of throwing. */
@@ -10,20 +11,8 @@ export function parseJsonBody(raw: Buffer): { ok: true; value: unknown } | { ok:
   }
 }
 
-/** "line_items[2].price" from a zod path. */
-export function pathToString(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of path) out += typeof part === 'number' ? `[${part}]` : out === '' ? String(part) : `.${String(part)}`;
-  return out === '' ? '(body)' : out;
-}
-
 /** A schema failure as an `invalid` result naming every field that failed. */
 export function invalidFromZod(error: z.ZodError, context: { topic?: string; deliveryId?: string }): ParseResult {
-  const fields: Record<string, string[]> = {};
-  for (const issue of error.issues) (fields[pathToString(issue.path)] ??= []).push(issue.message);
-  const summary = Object.entries(fields)
-    .slice(0, 5)
-    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
-    .join('; ');
-  return { kind: 'invalid', ...context, message: `payload does not match the schema: ${summary}`, fields };
+  const fields = issuesToFields(error.issues);
+  return { kind: 'invalid', ...context, message: `payload does not match the schema: ${summariseFields(fields, 5)}`, fields };
 }

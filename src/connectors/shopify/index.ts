@@ -34,6 +34,8 @@ export const shopifyConnector = defineConnector({
   signsTimestamp: false,
   contentTypes: ['application/json'],
   verify: verifyShopify,
+  devSecret: 'dev-shopify-secret',
+  replayHeaders: ({ topic, deliveryId }) => ({ 'x-shopify-topic': topic, 'x-shopify-event-id': deliveryId }),
 
   parse(req, settings): ParseResult {
     const topic = header(req, 'x-shopify-topic');

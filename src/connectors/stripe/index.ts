@@ -15,6 +15,7 @@ export const stripeConnector = defineConnector({
   signsTimestamp: true,
   contentTypes: ['application/json'],
   verify: verifyStripe,
+  devSecret: 'whsec_dev_stripe_secret',
   parse: parseStripe,
   sign: signStripe,
 });

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { CanonicalEvent, type Address, type CanonicalEventInput } from '../../domain/events.js';
 import { Money, type Decimal } from '../../domain/money.js';
 import { refundExternalId } from '../../domain/record-key.js';
-import { pathToString } from '../shared/parse.js';
+import { issuesToFields, summariseFields } from '../../domain/field-errors.js';
 import { fromStripeAmount, fromStripeDecimal } from './currencies.js';
 import type {
   StripeAddress,
@@ -416,11 +416,6 @@ function finalize(inputs: CanonicalEventInput[]): StripeMapResult {
 }
 
 function invalidCanonical(error: z.ZodError): StripeMapResult {
-  const fields: Record<string, string[]> = {};
-  for (const issue of error.issues) (fields[`event.${pathToString(issue.path)}`] ??= []).push(issue.message);
-  const summary = Object.entries(fields)
-    .slice(0, 5)
-    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
-    .join('; ');
-  return { kind: 'invalid', message: `the mapped event does not match the canonical schema: ${summary}`, fields };
+  const fields = issuesToFields(error.issues, 'event.');
+  return { kind: 'invalid', message: `the mapped event does not match the canonical schema: ${summariseFields(fields, 5)}`, fields };
 }

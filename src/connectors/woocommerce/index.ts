@@ -35,6 +35,8 @@ export const woocommerceConnector = defineConnector({
   contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
   isPing: isWooPing,
   verify: verifyWoo,
+  devSecret: 'dev-woocommerce-secret',
+  replayHeaders: ({ topic, deliveryId }) => ({ 'x-wc-webhook-topic': topic, 'x-wc-webhook-delivery-id': deliveryId }),
 
   parse(req, settings): ParseResult {
     const topic = header(req, 'x-wc-webhook-topic');

@@ -4,13 +4,11 @@ import { created, errorAnswer, noContent, ok, type RecordRef } from '../answer.j
 import { isoNow } from '../clock.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { cursorPage, parsePageQuery } from '../paging.js';
-import type { EmulatorState } from '../state.js';
+import type { CustomerRecord, EmulatorState } from '../state.js';
 import { sourceKey, type Entry } from '../store.js';
 import { varyCustomer, varyPage } from '../variety/tax.js';
 import { notFound, parseTaxBody } from './validation.js';
 
-/** A stored customer: the upsert body plus the service's fields. */
-export type CustomerRecord = CustomerBody & { id: string; created_at: string; updated_at: string };
 
 /** The key of a customer's variety draws: its (source, external_id), stable across runs. */
 export const customerVarietyKey = (c: { source: string; external_id: string }) => `customer:${sourceKey(c.source, c.external_id)}`;

@@ -1,29 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { ExemptionBody as ExemptionRequest, type ExemptionBody, type ExemptionKind as ExemptionType, type ExemptionState as ExemptionStatus } from '../contract/tax-requests.js';
+import { ExemptionBody as ExemptionRequest, type ExemptionBody } from '../contract/tax-requests.js';
 import { created, errorAnswer, noContent, ok, type RecordRef } from '../answer.js';
 import { isoNow } from '../clock.js';
 import { cursorPage, parsePageQuery } from '../paging.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
-import type { EmulatorState } from '../state.js';
+import type { ExemptionRecord, EmulatorState } from '../state.js';
 import type { ExemptionEffect } from './calculate.js';
 import type { TaxLocation } from './geocode.js';
 import { varyExemption, varyPage } from '../variety/tax.js';
 import { notFound, parseTaxBody } from './validation.js';
 
-/** A stored exemption; defaults filled in (jurisdictions [], end_date null, status active). */
-export interface ExemptionRecord {
-  id: string;
-  customer_id: string;
-  country: string;
-  jurisdictions: string[];
-  start_date: string;
-  end_date: string | null;
-  certificate_id?: string;
-  exemption_type: ExemptionType;
-  exemption_status: ExemptionStatus;
-  created_at: string;
-  updated_at: string;
-}
 
 const exemptionRef = (id: string): RecordRef => ({ kind: 'exemption', key: `exemption:${id}`, id });
 

@@ -6,27 +6,16 @@ import { TransactionBody, withSources, type AddressBody } from '../contract/tax-
 import { created, errorAnswer, noContent, ok, type Answer, type RecordRef } from '../answer.js';
 import { isoNow, today } from '../clock.js';
 import { cursorPage, parsePageQuery } from '../paging.js';
+import type { CustomerRecord, TransactionRecord } from '../state.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { sourceKey, type Entry } from '../store.js';
 import { calculate, type ExemptionEffect } from './calculate.js';
-import { customerVarietyKey, keyFromBody, rejectPathUpserts, upsertInlineCustomer, type CustomerRecord } from './customers.js';
+import { customerVarietyKey, keyFromBody, rejectPathUpserts, upsertInlineCustomer } from './customers.js';
 import { customerExemption, exemptionApplies, type ExemptionScope } from './exemptions.js';
 import { geocode, type MatchedAddress, type TaxLocation } from './geocode.js';
 import { varyPage, varyTransaction } from '../variety/tax.js';
 import { notFound, parseTaxBody } from './validation.js';
 
-/** A stored transaction: what GET answers, computed when it was upserted. */
-export interface TransactionRecord {
-  id: string;
-  source: string;
-  external_id: string;
-  transaction_type: string;
-  created_from: string | null;
-  refund_info?: { is_refund_linked: boolean; refund_linked_percentage?: string };
-  currency_details: { currency: string; manual_exchange_rate?: string; exchange_rate_info: null };
-  tax: { total_tax: string; effective_tax_rate: string };
-  [field: string]: unknown;
-}
 
 export const transactionRef = (source: string, externalId: string, id?: string): RecordRef => ({
   kind: 'transaction',

@@ -4,46 +4,12 @@ import { ApproveBody as FilingApproveRequest, FilingBody as FilingCreateRequest,
 import { detailAnswer, ok, parseDetailBody, type RecordRef } from '../answer.js';
 import { isoNow } from '../clock.js';
 import { defineEndpoint, type EmuRequest, type RouteContext } from '../routing.js';
-import type { EmulatorState } from '../state.js';
+import type { DraftBox, FilingRecord, VatTransactionRecord, EmulatorState } from '../state.js';
 import { JURISDICTIONS, VAT_TRANSACTION_TYPES } from './reference-data.js';
-import type { VatTransactionRecord } from './transactions.js';
 import { varyBoxes, varyFiling, varyFilingFile } from '../variety/vat.js';
 
-export interface FilingFileRecord {
-  id: string;
-  /** `audit_trail` is a file type added later than the document: listed only when the filing's variety says so. */
-  file_type: 'vat_return' | 'submission_receipt' | 'acknowledgment' | 'audit_trail';
-  filename: string;
-  created_at: string;
-}
 
-export interface DraftBox {
-  box_number: string;
-  description: string;
-  value: string;
-  currency: string;
-}
 
-export interface FilingRecord {
-  id: string;
-  registration_filing_type: string;
-  reporting_period_start: string;
-  reporting_period_end: string;
-  entity_jurisdiction: string;
-  currency: string;
-  status: FilingStatus;
-  due_date: string;
-  submitted_date: string | null;
-  filing_reference: string | null;
-  created_at: string;
-  updated_at: string;
-  approved_by?: string;
-  approval_notes?: string;
-  approved_at?: string;
-  files: FilingFileRecord[];
-  /** Frozen at approval; until then the boxes follow the submitted transactions. */
-  frozen?: { boxes: DraftBox[]; total_vat_due: string; total_net: string };
-}
 
 /** Statuses from which approve succeeds; from any other it answers 409. */
 export const APPROVABLE: readonly FilingStatus[] = ['draft', 'pending_approval'];

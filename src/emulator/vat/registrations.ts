@@ -6,9 +6,6 @@ import {
   RegistrationBody as RegistrationCreateRequest,
   type RegistrationBody,
   RegistrationPatchBody as RegistrationPatchRequest,
-  type FiscalRepresentative as FiscalRepresentativeType,
-  type PaymentResponsible as EntityResponsibleForPayment,
-  type RegistrationKind as RegistrationType,
   type RegistrationState as RegistrationStatus,
 } from '../contract/vat-requests.js';
 import { detailAnswer, issuesToFields, noContent, ok, parseDetailBody, summariseFields, type Answer, type RecordRef } from '../answer.js';
@@ -16,38 +13,12 @@ import { hasPermission, scopedEntities, type RegistrationPermission, type TokenC
 import { isoNow, today } from '../clock.js';
 import { stableUuid } from '../ids.js';
 import { defineEndpoint, type EmuRequest, type RouteContext } from '../routing.js';
-import type { EmulatorState } from '../state.js';
+import type { EntityJurisdiction, RegistrationRecord, EmulatorState } from '../state.js';
 import type { Entry } from '../store.js';
 import { JURISDICTIONS, displayOf } from './reference-data.js';
 import { varyRegistration, varyRegistrationPage } from '../variety/vat.js';
 
-/** One per (entity, taxable jurisdiction); created with the first registration of the pair. */
-export interface EntityJurisdiction {
-  id: string;
-  entity: string;
-  taxable_jurisdiction: string;
-}
 
-export interface RegistrationRecord {
-  id: string;
-  entity: string;
-  /** ISO code, uppercase. */
-  taxable_jurisdiction: string;
-  entity_jurisdiction: string;
-  number: string;
-  number_local: string;
-  fiscal_code: string;
-  date_of_registration: string | null;
-  date_registration_closed: string | null;
-  date_of_filing_start: string | null;
-  fiscal_representative_type: FiscalRepresentativeType;
-  registration_type: RegistrationType;
-  direct_debit_setup: boolean;
-  entity_responsible_for_payment: EntityResponsibleForPayment;
-  iban: string;
-  created_at: string;
-  updated_at: string;
-}
 
 /** The model defaults applied at creation when a field is omitted. */
 export const REGISTRATION_DEFAULTS = {

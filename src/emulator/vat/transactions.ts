@@ -1,23 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { FieldErrors } from '../contract/primitives.js';
 import { errorAnswer, mergeFields, ok, type RecordRef } from '../answer.js';
 import { isoNow, today } from '../clock.js';
+import type { VatTransactionRecord } from '../state.js';
 import { defineEndpoint, type RouteContext } from '../routing.js';
 import { VAT_TRANSACTION_TYPES } from './reference-data.js';
-import type { VatSubmission } from './rules.js';
 import { validateVatSubmission } from './validation.js';
 import { varyTransactionType, varyVatTransaction } from '../variety/vat.js';
 
-/** A stored VAT transaction: the request (strings trimmed) plus the service's fields. */
-export type VatTransactionRecord = VatSubmission & {
-  id: string;
-  validity_status: 'valid' | 'warning';
-  compliance_status: 'valid' | 'warning';
-  committed: boolean;
-  created_at: string;
-  /** Present when the submission was processed with warnings (answered 200). */
-  warnings?: FieldErrors;
-};
 
 export const vatKey = (entityJurisdiction: string, invoiceNumber: string) => `${entityJurisdiction}|${invoiceNumber}`;
 

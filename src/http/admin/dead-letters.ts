@@ -7,6 +7,7 @@ import { describeTally, isEmptyFilter, parseFilter, tally, type DlqFilter } from
 import type { AdminAuth, Viewer } from './auth.js';
 import { confirmView, discardResultView, entryView, FILTER_FIELDS, listView, replayResultView, type Action, type FilterFields } from './dead-letter-views.js';
 import { waitingView } from './waiting-view.js';
+import { reportsView, type ReportsData } from './reports-view.js';
 import { html, page, type Html } from './html.js';
 
 export const PAGE_SIZE = 50;
@@ -19,6 +20,8 @@ export interface DeadLetterRouteDeps {
   viewerOf: (request: FastifyRequest) => Viewer;
   /** The records waiting for what they need, shown above the list. */
   waiting?: () => Promise<WaitingList>;
+  /** Source silence, activity plots and tax variances, shown above everything. */
+  reports?: () => Promise<ReportsData>;
 }
 
 function fieldsOf(params: URLSearchParams): FilterFields {
@@ -71,6 +74,16 @@ async function chosen(deps: DlqDeps, params: URLSearchParams): Promise<{ entries
   return { entries: await selectEntries(deps, parsed.filter), missing: [], fields, selection: { filter: parsed.filter } };
 }
 
+/** The reports section; like the waiting one, a failure to read it is said on the page. */
+async function reportsSection(read: () => Promise<ReportsData>, logger: Logger): Promise<Html> {
+  try {
+    return reportsView(await read());
+  } catch (error) {
+    logger.warn({ err: error }, 'reports could not be read');
+    return html`<p class="error">Source activity and tax variances could not be read just now.</p>`;
+  }
+}
+
 /** The waiting section; a failure to read it is said on the page, never a failed page. */
 async function waitingSection(read: () => Promise<WaitingList>, logger: Logger): Promise<Html> {
   try {
@@ -101,7 +114,8 @@ export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLette
     const all = await selectEntries(deps.dlq(deps.viewerOf(request).actor), parsed.filter);
     const entries = all.slice(offset, offset + PAGE_SIZE);
     const list = listView({ fields, entries, total: all.length, offset, limit: PAGE_SIZE, summary: describeTally(tally(all)) });
-    return send(request, reply, 'Dead letters', deps.waiting ? html`${await waitingSection(deps.waiting, deps.logger)}${list}` : list);
+    const reports = deps.reports ? await reportsSection(deps.reports, deps.logger) : '';
+    return send(request, reply, 'Dead letters', html`${reports}${deps.waiting ? await waitingSection(deps.waiting, deps.logger) : ''}${list}`);
   });
 
   scope.get<{ Params: { id: string } }>('/dead-letters/entries/:id', async (request, reply) => {

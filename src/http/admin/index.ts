@@ -10,6 +10,7 @@ import { registerBoard } from './board.js';
 import { registerDeadLetterRoutes } from './dead-letters.js';
 import { refuse, registerLogin, type LoginRate } from './login.js';
 import type { Operator } from './operators.js';
+import type { ReportsData } from './reports-view.js';
 import { createSessionStore } from './sessions.js';
 
 /** The admin routes' dependencies; without them (no operator configured) /admin/* is a 404. */
@@ -28,6 +29,8 @@ export interface AdminDeps {
   dlq: (actor: string) => DlqDeps;
   /** The records waiting for what they need (oldest first), shown above the dead letters. */
   waiting?: () => Promise<WaitingList>;
+  /** Source silence, activity plots and tax variances (src/activity/reports.ts), shown first. */
+  reports?: () => Promise<ReportsData>;
   clock?: () => Date;
 }
 
@@ -79,7 +82,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: AdminDeps,
           logger.info({ operator: viewer.operator }, 'admin signed out');
           return reply.redirect('/admin/login', 303);
         });
-        registerDeadLetterRoutes(guarded, { auth, dlq: deps.dlq, logger, viewerOf, ...(deps.waiting ? { waiting: deps.waiting } : {}) });
+        registerDeadLetterRoutes(guarded, { auth, dlq: deps.dlq, logger, viewerOf, ...(deps.waiting ? { waiting: deps.waiting } : {}), ...(deps.reports ? { reports: deps.reports } : {}) });
         await registerBoard(guarded, deps.queues);
       });
     },

@@ -21,6 +21,8 @@ export interface Piece {
   sku?: string;
   taxCode?: string;
   shipping: boolean;
+  /** The line is not a taxable supply (`taxable: false`: a gift card sold, a donation). */
+  notTaxable?: true;
 }
 
 export interface VatGroup {
@@ -47,6 +49,7 @@ export function piecesOf(data: InvoiceData, problems: Problems): Piece[] {
     ...(present(line.sku) === undefined ? {} : { sku: line.sku }),
     ...(present(line.tax_code) === undefined ? {} : { taxCode: line.tax_code }),
     shipping: false,
+    ...(line.taxable === false ? { notTaxable: true as const } : {}),
   }));
   const discount = data.discount ?? ZERO;
   if (!discount.isZero()) {
@@ -80,6 +83,31 @@ export function piecesOf(data: InvoiceData, problems: Problems): Piece[] {
     }
   }
   return pieces;
+}
+
+/**
+ * Lines that are not a taxable supply (`taxable: false`: a gift card sold, a donation) are no part
+ * of the VAT submission, unless `vat.rate_types` maps their sku or tax code to `exempt` or
+ * `zero_rated`: then they are reported at 0% of that type (docs/vat.md, "Non-taxable lines").
+ * Returns the pieces that stay (the mapped ones with their 0% rate) and the fields left out.
+ */
+export function withoutNonTaxable(
+  pieces: readonly Piece[],
+  rateTypes: { by_sku: Readonly<Record<string, VatRateType>>; by_tax_code: Readonly<Record<string, VatRateType>> },
+): { taxable: Piece[]; zeroRated: Piece[]; left: string[] } {
+  const taxable: Piece[] = [];
+  const zeroRated: Piece[] = [];
+  const left: string[] = [];
+  for (const p of pieces) {
+    if (p.notTaxable !== true) {
+      taxable.push(p);
+      continue;
+    }
+    const mapped = (p.sku === undefined ? undefined : rateTypes.by_sku[p.sku]) ?? (p.taxCode === undefined ? undefined : rateTypes.by_tax_code[p.taxCode]);
+    if (mapped === 'exempt' || mapped === 'zero_rated') zeroRated.push({ ...p, rate: ZERO });
+    else left.push(p.field);
+  }
+  return { taxable, zeroRated, left };
 }
 
 /**

@@ -28,6 +28,18 @@ export interface FiledSubmission {
   supplementOf?: string;
 }
 
+/** The correction of one filed submission (a part's first submission, or one of its supplements). */
+export interface SubmissionCorrection {
+  /** The invoice number it was filed under. */
+  number: string;
+  entityJurisdiction: string;
+  reportingPeriod: string;
+  /** What that submission filed. */
+  filed: Amounts;
+  /** What the operator adds to (or, negative, takes off) that submission in the filing. */
+  difference: Amounts;
+}
+
 /** One filed part (a VAT rate of the invoice) that needs a manual correction in the filing. */
 export interface PartCorrection {
   /** The invoice number the part was filed under. */
@@ -41,6 +53,12 @@ export interface PartCorrection {
   now: Amounts;
   /** now − filed: what the operator adds to (or, negative, takes off) the filing. */
   difference: Amounts;
+  /**
+   * The difference stated per filed submission (they add up to `difference`): a reduction is
+   * taken off the newest submission first (a supplement before the part it supplements), never
+   * more than a submission filed; an increase is added to the part's first submission.
+   */
+  submissions: SubmissionCorrection[];
   /** Facts other than amounts that differ from the filed submission, `field: filed → now`. */
   changed: FieldErrors;
   /** Why, in words. */
@@ -111,15 +129,19 @@ export const supplementNumber = (base: string, k: number): string => `${base} (s
 interface FiledPart {
   base: VatTransactionRequest;
   supplements: number;
+  /** The base first, then its supplements in the order they were filed. */
+  submissions: VatTransactionRequest[];
   total: Amounts;
 }
+
+const supplementIndex = (number: string): number => Number(/\(supplement (\d+)\)$/.exec(number)?.[1] ?? 0);
 
 /** The filed parts of a record, each with its supplements added up. */
 function filedParts(filed: readonly FiledSubmission[]): Map<string, FiledPart> {
   const parts = new Map<string, FiledPart>();
   const byNumber = new Map<string, FiledPart>();
   for (const f of filed.filter((s) => s.supplementOf === undefined)) {
-    const part = { base: f.body, supplements: 0, total: amountsOf(f.body) };
+    const part = { base: f.body, supplements: 0, submissions: [f.body], total: amountsOf(f.body) };
     parts.set(partKey(f.body), part);
     byNumber.set(numberKey(f.body.entity_jurisdiction, f.body.invoice_number), part);
   }
@@ -127,7 +149,12 @@ function filedParts(filed: readonly FiledSubmission[]): Map<string, FiledPart> {
     const part = byNumber.get(numberKey(f.body.entity_jurisdiction, f.supplementOf!));
     if (part === undefined) continue;
     part.supplements += 1;
+    part.submissions.push(f.body);
     part.total = plus(part.total, amountsOf(f.body));
+  }
+  for (const part of parts.values()) {
+    const [base, ...supplements] = part.submissions;
+    part.submissions = [base!, ...supplements.sort((a, b) => supplementIndex(a.invoice_number) - supplementIndex(b.invoice_number))];
   }
   return parts;
 }
@@ -207,7 +234,37 @@ function reasonFor(difference: Amounts, factsSame: boolean, increases: 'manual' 
     : 'the invoice was increased after its VAT was filed, and the difference is not a valid submission of its own';
 }
 
+/**
+ * A part's difference stated per filed submission. A reduction is taken off the newest
+ * submission first, each at most what it filed (the first submission takes what is left); an
+ * increase is added to the first submission. The lines add up to `difference` exactly.
+ */
+function perSubmission(submissions: readonly VatTransactionRequest[], difference: Amounts): SubmissionCorrection[] {
+  const line = (body: VatTransactionRequest, d: Amounts): SubmissionCorrection => ({
+    number: body.invoice_number,
+    entityJurisdiction: body.entity_jurisdiction,
+    reportingPeriod: body.reporting_period,
+    filed: amountsOf(body),
+    difference: d,
+  });
+  const [first, ...supplements] = submissions;
+  if (first === undefined) return [];
+  if (!(difference.net.isNegative() || (difference.net.isZero() && difference.gross.isNegative()))) return [line(first, difference)];
+  const lines: SubmissionCorrection[] = [];
+  let left = minus(NONE, difference);
+  for (const body of [...supplements].reverse()) {
+    if (isZero(left)) break;
+    const filed = amountsOf(body);
+    const take = left.net.greaterThanOrEqualTo(filed.net) ? filed : left;
+    lines.push(line(body, minus(NONE, take)));
+    left = minus(left, take);
+  }
+  if (!isZero(left)) lines.push(line(first, minus(NONE, left)));
+  return lines;
+}
+
 function correction(part: FiledPart, now: Amounts, changed: FieldErrors, reason: string): PartCorrection {
+  const difference = minus(now, part.total);
   return {
     number: part.base.invoice_number,
     entityJurisdiction: part.base.entity_jurisdiction,
@@ -215,38 +272,61 @@ function correction(part: FiledPart, now: Amounts, changed: FieldErrors, reason:
     currency: part.base.currency,
     filed: part.total,
     now,
-    difference: minus(now, part.total),
+    difference,
+    submissions: perSubmission(part.submissions, difference),
     changed,
     reason,
   };
 }
 
+/** A cancelled refund gives back what its correction took: the same amounts, the other sign. */
+export function undoCorrection(c: PartCorrection): PartCorrection {
+  const negate = (a: Amounts): Amounts => ({ net: a.net.negated(), vat: a.vat.negated(), gross: a.gross.negated() });
+  const difference = negate(c.difference);
+  return { ...c, difference, now: plus(c.filed, difference), submissions: c.submissions.map((s) => ({ ...s, difference: negate(s.difference) })) };
+}
+
 /**
  * A refund (credit note) of an invoice whose VAT is filed: the VAT it takes back, for the
- * operator to correct. The refund's own tax when it states it, else the VAT of the filed rate
- * (one part only), half-up to the cent.
+ * operator to correct. The refund's own tax when it states it, else the VAT of the filed rate,
+ * half-up to the cent. It is stated against the part it refunds (the one part, or the one part
+ * whose rate reproduces the refund's stated tax), per filed submission of that part; when that
+ * cannot be told (several rates, none or several matching), against all of them together, with
+ * the reason.
  */
 export function refundCorrection(refund: RefundData, filed: readonly FiledSubmission[], reason: string): PartCorrection {
-  const bases = filed.filter((f) => f.supplementOf === undefined).map((f) => f.body);
+  const parts = [...filedParts(filed).values()];
+  const net = roundMoney(refund.amount, 2);
+  const statedTax = refund.tax_amount === undefined ? undefined : roundMoney(refund.tax_amount, 2);
+  const matching =
+    parts.length === 1
+      ? parts
+      : statedTax === undefined
+        ? []
+        : parts.filter((p) => roundMoney(net.times(p.base.vat_rate).dividedBy(100), 2).minus(statedTax).abs().lessThanOrEqualTo('0.01'));
+  const part = matching.length === 1 ? matching[0] : undefined;
+  const rate = part === undefined ? undefined : new Money(part.base.vat_rate);
+  const vat = statedTax ?? (rate !== undefined ? roundMoney(net.times(rate).dividedBy(100), 2) : ZERO);
+  const taken: Amounts = { net, vat, gross: net.plus(vat) };
+  const difference = minus(NONE, taken);
+  if (part !== undefined) return correction(part, minus(part.total, taken), {}, reason);
+  const bases = parts.map((p) => p.base);
   const first = bases[0];
   const number = bases.map((b) => b.invoice_number).join(' + ') || '(no filed submission)';
-  const net = roundMoney(refund.amount, 2);
-  const rate = bases.length === 1 && first !== undefined ? new Money(first.vat_rate) : undefined;
-  const vat = refund.tax_amount !== undefined ? roundMoney(refund.tax_amount, 2) : rate !== undefined ? roundMoney(net.times(rate).dividedBy(100), 2) : ZERO;
-  const taken: Amounts = { net, vat, gross: net.plus(vat) };
   const filedTotal = filed.reduce((sum, f) => plus(sum, amountsOf(f.body)), NONE);
+  const where = { entityJurisdiction: first?.entity_jurisdiction ?? '', reportingPeriod: first?.reporting_period ?? '' };
   return {
     number,
-    entityJurisdiction: first?.entity_jurisdiction ?? '',
-    reportingPeriod: first?.reporting_period ?? '',
+    ...where,
     currency: first?.currency ?? refund.currency,
     filed: filedTotal,
     now: minus(filedTotal, taken),
-    difference: minus(NONE, taken),
+    difference,
+    submissions: [{ number, ...where, filed: filedTotal, difference }],
     changed: {},
     reason:
-      refund.tax_amount === undefined && rate === undefined
-        ? `${reason}; the refund states no tax and the invoice has several rates: work out its VAT per rate`
+      bases.length > 1
+        ? `${reason}; the refund ${statedTax === undefined ? 'states no tax' : 'states a tax that does not tell its rate'} and the invoice has several rates: work out its VAT per rate`
         : reason,
   };
 }
@@ -260,16 +340,16 @@ export function describeCorrections(what: string, corrections: readonly PartCorr
   const fields: FieldErrors = {};
   const add = (field: string, message: string) => (fields[field] ??= []).push(message);
   const lines: string[] = [];
+  const amounts = (a: Amounts) => `net ${money2(a.net)} vat ${money2(a.vat)} gross ${money2(a.gross)}`;
   for (const c of corrections) {
-    for (const field of AMOUNT_FIELDS) add(field, `${c.number}: ${money2(c.difference[field])}`);
+    // One line per filed submission, so each figure names the filing it corrects.
+    for (const s of c.submissions) for (const field of AMOUNT_FIELDS) add(field, `${s.number}: ${money2(s.difference[field])}`);
     const where = `entity jurisdiction ${c.entityJurisdiction}, reporting period ${c.reportingPeriod}, ${c.currency}`;
-    const filed = `net ${money2(c.filed.net)} vat ${money2(c.filed.vat)} gross ${money2(c.filed.gross)}`;
-    const now = `net ${money2(c.now.net)} vat ${money2(c.now.vat)} gross ${money2(c.now.gross)}`;
-    add('invoice_number', `${c.number} (${where}): filed ${filed}; now ${now}: ${c.reason}`);
+    const filedAs = c.submissions.length > 1 ? ` (${c.submissions.map((s) => `${s.number} filed ${amounts(s.filed)}`).join(', ')})` : '';
+    add('invoice_number', `${c.number} (${where}): filed ${amounts(c.filed)}${filedAs}; now ${amounts(c.now)}: ${c.reason}`);
     for (const [field, messages] of Object.entries(c.changed)) for (const m of messages) add(field, m);
-    lines.push(
-      `${c.number} (${where}): correct by net ${money2(c.difference.net)}, vat ${money2(c.difference.vat)}, gross ${money2(c.difference.gross)} — ${c.reason}`,
-    );
+    const by = c.submissions.map((s) => `${c.submissions.length === 1 && s.number === c.number ? '' : `${s.number} `}by net ${money2(s.difference.net)}, vat ${money2(s.difference.vat)}, gross ${money2(s.difference.gross)}`).join('; ');
+    lines.push(`${c.number} (${where}): correct ${by} — ${c.reason}`);
   }
   return {
     message:

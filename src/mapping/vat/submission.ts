@@ -6,7 +6,7 @@ import type { RecordKey } from '../../domain/record-key.js';
 import { Problems, ignore, invalid, wait, type MapResult } from '../result.js';
 import { checkVatTransaction } from '../vat-validation.js';
 import { registrationRef, type VatRegistration, type VatSettings } from '../vat-settings.js';
-import { ZERO, groupAmounts, piecesOf, rateText, type Piece } from './amounts.js';
+import { ZERO, groupAmounts, piecesOf, rateText, withoutNonTaxable, type Piece } from './amounts.js';
 import { addDays, invoiceDate, reportingPeriod } from './dates.js';
 import { assignRates, rateTypeOf } from './rates.js';
 import { chooseRegistration, classifySupply, present, shouldSubmit } from './supply.js';
@@ -86,10 +86,18 @@ export function mapVatSubmission(data: InvoiceData, ctx: VatMappingContext): Map
   }
   if (data.lines.length === 0) problems.add('lines', 'the invoice has no lines');
 
-  const pieces = piecesOf(data, problems);
+  const all = piecesOf(data, problems);
   if (problems.any) return invalid(what, problems.fields);
-  assignRates(data, pieces, supply, settings, problems, notes);
+  // Not a supply (a gift card sold, a donation): no part of the VAT transaction, unless mapped to 0%.
+  const { taxable, zeroRated, left } = withoutNonTaxable(all, settings.rate_types);
+  if (left.length > 0) notes.push(`${left.join(', ')} left out: not a taxable supply (taxable: false)`);
+  const lines = taxable.filter((p) => !p.shipping);
+  if (lines.length === 0 && zeroRated.length === 0) return ignore(`${what}: no taxable supply (every line is taxable: false)`);
+  // Shipping follows the goods: with only 0% lines left, it follows them.
+  const pieces = lines.length === 0 ? [...zeroRated, ...taxable.map((p) => ({ ...p, rate: ZERO }))] : taxable;
+  if (lines.length > 0) assignRates(data, pieces, supply, settings, problems, notes);
   if (problems.any) return invalid(what, problems.fields);
+  if (lines.length > 0) pieces.push(...zeroRated);
 
   // Group by (rate, rate type); shipping takes the type of the line group at its rate.
   const groups: { rate: Decimal; rateType: VatRateType; pieces: Piece[] }[] = [];

@@ -33,6 +33,8 @@ describe('the metrics of a worker process (TAXSYNC_METRICS_PORT)', () => {
     await queues.customers.add('customer', {}, { jobId: 'later', delay: 60_000 });
     await queues['dead-letter'].add('API_INVALID', {}, { jobId: 'dl-1' });
     await ctx.redis.hset(`${ctx.prefix}:counters`, 'stale_events', '3');
+    // The last `taxsync reconcile` run's summary (src/reconcile/run.ts, recordSummary).
+    await ctx.redis.hset(`${ctx.prefix}:counters`, { 'reconcile:missing': 1, 'reconcile:extra': 0, 'reconcile:differing': 2, 'reconcile:matched': 7, 'reconcile:finished_at_ms': 1_700_000_000_000 });
     metrics.observeJob('transactions', 'nothing-new');
 
     const url = await serveMetrics({ metrics, host: '127.0.0.1', port: 0, logger: createLogger({ level: 'silent' }), lifecycle });
@@ -47,6 +49,9 @@ describe('the metrics of a worker process (TAXSYNC_METRICS_PORT)', () => {
     expect(text).toContain('taxsync_stale_events_total 3');
     expect(text).toContain('taxsync_jobs_total{queue="transactions",outcome="nothing-new"} 1');
     expect(text).toContain('taxsync_coalesced_events_total{queue="transactions"} 1');
+    expect(text).toContain('taxsync_reconcile_findings{kind="missing"} 1');
+    expect(text).toContain('taxsync_reconcile_findings{kind="differing"} 2');
+    expect(text).toContain('taxsync_reconcile_last_run_timestamp_seconds 1700000000');
     expect((await fetch(`${url}/other`)).status).toBe(404);
   });
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import type { Operator } from '../../../src/config/index.js';
 import { buildApp } from '../../../src/http/app.js';
 import type { LoginRate } from '../../../src/http/admin/login.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { buildApp } from '../../../src/http/app.js';
 import type { AdminDeps } from '../../../src/http/admin/index.js';
 import { createLogger } from '../../../src/observability/logger.js';

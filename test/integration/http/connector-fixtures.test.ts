@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { CONNECTORS } from '../../../src/connectors/registry.js';
 import { recordKeyString, type RecordKey } from '../../../src/domain/record-key.js';
 import { buildApp } from '../../../src/http/app.js';

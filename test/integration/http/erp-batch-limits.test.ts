@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { erpConnector } from '../../../src/connectors/erp/index.js';
 import { buildApp } from '../../../src/http/app.js';
 import { createLogger } from '../../../src/observability/logger.js';
@@ -111,5 +111,29 @@ describe('ERP batches: each element on its own, limits before parsing', () => {
     const res = await post('[{"id": not json');
     expect(res.statusCode).toBe(202);
     expect(res.json()).toMatchObject({ accepted: 0, dead_lettered: 1 });
+  });
+
+  // Ids with a lone UTF-16 surrogate (JSON allows "\ud800") cannot be encoded into a Redis key
+  // (encodeURIComponent throws a URIError): refused element by element, never a 5xx the ERP retries for ever.
+  const refund = (externalId: string, invoiceId: string) =>
+    `{"id":"erp-${externalId}","type":"refund.created","occurred_at":"2026-11-20T10:00:00Z","record":{"kind":"transaction","external_id":"${externalId}"},"data":{"invoice_external_id":"${invoiceId}","issued_at":"2026-11-20T10:00:00Z","currency":"EUR","amount":"10.00"}}`;
+
+  it('answers a per-element error naming the field for each id with a lone surrogate, and accepts the good elements', async () => {
+    const res = await post(`[${customer('C-1')},${customer('C-\\ud800')},${refund('refund-R-1', 'INV-\\udc00')}]`);
+    expect(res.statusCode).toBe(202);
+    const body = res.json<{ accepted: number; rejected: { index: number; message: string; fields: Record<string, string[]> }[] }>();
+    expect(body.accepted).toBe(1);
+    expect(body.rejected.map((r) => r.index)).toEqual([1, 2]);
+    // customer('C-\ud800') also has the event id erp-C-\ud800
+    expect(body.rejected.map((r) => Object.keys(r.fields).sort())).toEqual([['id', 'record.external_id'], ['data.invoice_external_id']]);
+    for (const r of body.rejected) expect(Object.values(r.fields).flat().join(' ')).toMatch(/well-formed Unicode/);
+  });
+
+  it('keeps a single event with a lone-surrogate id as a dead letter naming the field, never a 5xx', async () => {
+    const res = await post(customer('\\udbff'));
+    expect(res.statusCode).toBe(202);
+    expect(res.json()).toMatchObject({ accepted: 0, dead_lettered: 1 });
+    const [entry] = await pipeline.deadLetters.list();
+    expect(entry?.error).toMatchObject({ code: 'INVALID_PAYLOAD', fields: { 'record.external_id': [expect.stringMatching(/well-formed Unicode/)] } });
   });
 });

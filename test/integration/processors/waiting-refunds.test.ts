@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
 import { CanonicalEvent, type CanonicalEventInput } from '../../../src/domain/events.js';
 import { buildApp } from '../../../src/http/app.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createKeys } from '../../../src/queue/keys.js';
-import { createVatLedger, type BeginResult, type SubmissionFacts } from '../../../src/queue/vat-ledger.js';
+import { createVatLedger, vatLedgerStatus, type BeginResult, type SubmissionFacts } from '../../../src/queue/vat-ledger.js';
+import { renderVatLedgerStatus } from '../../../src/cli/commands/status.js';
 import { useRedis } from '../../helpers/redis.js';
 
 const EJ = '7f3c2a8e-1111-4c1d-9a55-2b6f0c9e0001';
@@ -115,5 +116,19 @@ describe('VAT ledger', () => {
     const all = [];
     for await (const entry of l.entries()) all.push(entry);
     expect(all).toEqual([]);
+  });
+
+  it('status counts every open state, unresolved included (the ones that need an operator)', async () => {
+    const l = ledger();
+    const settle = async (number: string, outcome: Parameters<typeof l.settle>[3]) => l.settle(EJ, number, claimed(await l.begin(EJ, number, facts())).token, outcome);
+    await settle('INV-U', { kind: 'unknown', note: 'timeout' });
+    await settle('INV-X', { kind: 'unresolved', note: 'no answer', code: 'VAT_OUTCOME_UNRESOLVED' });
+    await settle('INV-Y', { kind: 'unresolved', note: 'no answer', code: 'VAT_OUTCOME_UNRESOLVED' });
+    await settle('INV-C', { kind: 'confirmed', warnings: false });
+    await settle('INV-P', { kind: 'released', note: '429' });
+    claimed(await l.begin(EJ, 'INV-F', facts()));
+    const status = await vatLedgerStatus(l);
+    expect(status).toEqual({ unknown: 1, unresolved: 2, in_flight: 1, pending: 1 });
+    expect(renderVatLedgerStatus(status)).toMatch(/^VAT ledger: 1 unknown .*, 2 unresolved .*taxsync vat ledger confirm\|release.*, 1 in flight, 1 pending$/);
   });
 });

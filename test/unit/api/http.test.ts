@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients, type ApiClientsOptions } from '../../../src/api/index.js';
 import { createHttpClient } from '../../../src/api/http.js';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { isTaxsyncError } from '../../../src/domain/errors.js';
 import { CLIENT_ID, CLIENT_SECRET, useFakeApi } from '../../helpers/api-harness.js';
 import { replyJson } from '../../helpers/fake-api.js';

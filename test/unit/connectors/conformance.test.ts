@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { CONNECTORS } from '../../../src/connectors/registry.js';
 import type { ConnectorSettings, WebhookRequest } from '../../../src/connectors/types.js';
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { erpConnector } from '../../../src/connectors/erp/index.js';
 import { decodeSecret } from '../../../src/connectors/erp/verify.js';
 import type { ConnectorSettings, ParseResult, WebhookRequest } from '../../../src/connectors/types.js';

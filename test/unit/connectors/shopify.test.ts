@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { shopifyConnector } from '../../../src/connectors/shopify/index.js';
 import type { ConnectorSettings, ParseResult, WebhookRequest } from '../../../src/connectors/types.js';
 import { Money } from '../../../src/domain/money.js';

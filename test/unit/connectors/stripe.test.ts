@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import {
   STRIPE_THREE_DECIMAL,
   STRIPE_TWO_DECIMAL_SPECIAL_CASES,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { CONNECTORS } from '../../../src/connectors/registry.js';
-import { DEV_SECRETS } from '../../../src/daemon/connectors.js';
+import { DEV_SECRETS } from '../../../src/connectors/registry.js';
 import { demoSecrets } from '../../../src/demo/run.js';
 import { buildDemoSamples } from '../../../src/demo/samples.js';
 

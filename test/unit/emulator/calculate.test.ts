@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Dec as Money } from '../../../src/emulator/contract/decimal.js';
 import { DEFAULT_TAX_TABLE } from '../../../src/emulator/index.js';
 import { allocate, calculate, type CalcInput, type CalcResult } from '../../../src/emulator/tax-engine/calculate.js';
-import { exemptionApplies, type ExemptionRecord } from '../../../src/emulator/tax-engine/exemptions.js';
+import { exemptionApplies } from '../../../src/emulator/tax-engine/exemptions.js';
+import type { ExemptionRecord } from '../../../src/emulator/state.js';
 import { geocode } from '../../../src/emulator/tax-engine/geocode.js';
 import { LA, NYC } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { computeBoxes, dueDate } from '../../../src/emulator/vat/filings.js';
 import { registrationStatus } from '../../../src/emulator/vat/registrations.js';
-import type { VatTransactionRecord } from '../../../src/emulator/vat/transactions.js';
+import type { VatTransactionRecord } from '../../../src/emulator/state.js';
 import { ENTITY, pluck, useEmulator, vatBody } from './helpers.js';
 
 describe('registration status from dates', () => {

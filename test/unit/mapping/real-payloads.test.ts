@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { Decimal } from 'decimal.js';
 import { describe, expect, it } from 'vitest';
 import type { CustomerRequest, TransactionRequest } from '../../../src/api/schemas/tax-engine.js';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { CONNECTORS } from '../../../src/connectors/registry.js';
 import type { WebhookRequest } from '../../../src/connectors/types.js';
 import type { CanonicalEvent, InvoiceData } from '../../../src/domain/events.js';

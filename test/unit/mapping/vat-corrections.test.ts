@@ -50,6 +50,43 @@ describe('planVat: what a changed invoice means for what is filed', () => {
     expect(money(less.corrections[0]!.difference)).toEqual({ net: '-30.00', vat: '-5.70', gross: '-35.70' });
   });
 
+  it('states a correction per filed submission: a void reverses the part and each of its supplements on its own line', () => {
+    const supplement = { body: { ...filed100[0]!.body, invoice_number: 'INV-1001 (supplement 1)', net: '50.00', vat: '9.50', gross: '59.50' }, supplementOf: 'INV-1001' };
+    const result = plan({ target: [], reason: 'the invoice was cancelled (voided)', filed: [...filed100, supplement], increases: 'supplement' });
+    const { fields } = describeCorrections('VAT for invoice INV-1001', result.corrections);
+    // 100.00 / 19.00 / 119.00 under INV-1001, 50.00 / 9.50 / 59.50 under its supplement
+    expect(fields).toMatchObject({
+      net: ['INV-1001 (supplement 1): -50.00', 'INV-1001: -100.00'],
+      vat: ['INV-1001 (supplement 1): -9.50', 'INV-1001: -19.00'],
+      gross: ['INV-1001 (supplement 1): -59.50', 'INV-1001: -119.00'],
+    });
+  });
+
+  it('takes a reduction off the newest submission first, never more than it filed', () => {
+    const s1 = { body: { ...filed100[0]!.body, invoice_number: 'INV-1001 (supplement 1)', net: '20.00', vat: '3.80', gross: '23.80' }, supplementOf: 'INV-1001' };
+    const s2 = { body: { ...filed100[0]!.body, invoice_number: 'INV-1001 (supplement 2)', net: '30.00', vat: '5.70', gross: '35.70' }, supplementOf: 'INV-1001' };
+    // Filed 100 + 20 + 30 = 150.00 / 28.50; now 110.00 / 20.90: −40.00 / −7.60 = all of supplement 2, 10.00 / 1.90 of supplement 1.
+    const result = plan({ target: mapped(line('110', '0.19')), filed: [...filed100, s2, s1], increases: 'supplement' });
+    expect(result.corrections.flatMap((c) => c.submissions.map((s) => [s.number, ...Object.values(money(s.difference))]))).toEqual([
+      ['INV-1001 (supplement 2)', '-30.00', '-5.70', '-35.70'],
+      ['INV-1001 (supplement 1)', '-10.00', '-1.90', '-11.90'],
+    ]);
+    // An increase is added to the part's first submission.
+    const more = plan({ target: mapped(line('120', '0.19')), filed: filed100 });
+    expect(more.corrections.flatMap((c) => c.submissions.map((s) => [s.number, s.difference.net.toFixed(2)]))).toEqual([['INV-1001', '20.00']]);
+  });
+
+  it('states a refund of a split invoice against the part whose rate its tax reproduces', () => {
+    const split = mapped(line('100', '0.19'), line('50', '0.07')).map((body) => ({ body }));
+    // 5.00 at 7% = 0.35: the reduced part; at 19% it would be 0.95.
+    const c = refundCorrection(refundData({ invoice_external_id: 'INV-1001', currency: 'EUR', amount: '5', tax_amount: '0.35' }), split, 'refund');
+    expect(describeCorrections('VAT for refund R', [c]).fields).toMatchObject({ net: ['INV-1001 (7.00% reduced): -5.00'], vat: ['INV-1001 (7.00% reduced): -0.35'] });
+    // A tax that fits neither rate cannot be placed: stated against both, with the reason.
+    const unknown = refundCorrection(refundData({ invoice_external_id: 'INV-1001', currency: 'EUR', amount: '5', tax_amount: '0.60' }), split, 'refund');
+    expect(unknown.number).toBe('INV-1001 (19.00% standard) + INV-1001 (7.00% reduced)');
+    expect(unknown.reason).toMatch(/work out its VAT per rate/);
+  });
+
   it('submits a new rate as a new part and keeps the filed part as it is', () => {
     const result = plan({ target: mapped(line('100', '0.19'), line('50', '0.07')), filed: filed100 });
     expect(result.unchanged).toEqual(['INV-1001']);

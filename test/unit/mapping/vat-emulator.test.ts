@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VatTransactionRequest } from '../../../src/api/schemas/vat.js';
-import type { Registration } from '../../../src/api/schemas/vat.js';
+import type { Registration } from '../../../src/api/schemas/vat-answers.js';
 import { validateVatTransaction } from '../../../src/mapping/vat-validation.js';
 import { VatSettings, matchRegistration, registrationRef } from '../../../src/mapping/vat-settings.js';
 import { mapVatSubmission } from '../../../src/mapping/vat/index.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Registration } from '../../../src/api/schemas/vat.js';
+import type { Registration } from '../../../src/api/schemas/vat-answers.js';
 import { DEFAULT_VAT_SETTINGS, VatRegistration, VatSettings, matchRegistration, registrationRef, vatEnabled } from '../../../src/mapping/vat-settings.js';
 import { EJ_DE } from './vat-fixtures.js';
 

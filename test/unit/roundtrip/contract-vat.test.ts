@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createApiClients } from '../../../src/api/index.js';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/domain/secret.js';
 import { hasCode } from '../../../src/domain/errors.js';
 import { ENTITY, amount, keysOf, rejectionOf, useEmulatorClients, vatBody } from '../../helpers/emulator-clients.js';
 

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { Money } from '../domain/money.js';
+import { RecordKey, recordKeyString } from '../domain/record-key.js';
+import type { RedisClient } from '../queue/connection.js';
+import type { Keys } from '../queue/keys.js';
+import type { Variance } from './compute.js';
+
+/**
+ * The variances recorded (a hash per installation: record key → the latest variance of that
+ * record), read by `taxsync variance`, `status`, `trace`, the web view and /metrics. A record sent
+ * again within the thresholds drops its entry: the list is what differs now.
+ */
+export const VarianceEntry = z.object({
+  record: RecordKey,
+  engine_id: z.string().optional(),
+  at: z.string(),
+  currency: z.string(),
+  charged: z.string(),
+  computed: z.string(),
+  difference: z.string(),
+  percent: z.string().nullable(),
+});
+export type VarianceEntry = z.infer<typeof VarianceEntry>;
+
+export interface VarianceStore {
+  /** Records the record's variance, or clears it (undefined). Counts each new one in `tax_variances`. */
+  set(record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date): Promise<void>;
+  get(record: RecordKey): Promise<VarianceEntry | undefined>;
+  /** Largest differences first. */
+  list(options?: { source?: string; limit?: number }): Promise<{ total: number; entries: VarianceEntry[] }>;
+  count(): Promise<number>;
+}
+
+const varianceKey = (keys: Keys) => `${keys.prefix}:variances`;
+
+function parse(raw: string | null | undefined): VarianceEntry | undefined {
+  if (!raw) return undefined;
+  try {
+    const parsed = VarianceEntry.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createVarianceStore(redis: RedisClient, keys: Keys): VarianceStore {
+  const key = varianceKey(keys);
+  return {
+    async set(record, variance, now) {
+      const field = recordKeyString(record);
+      if (variance === undefined) {
+        await redis.hdel(key, field);
+        return;
+      }
+      const entry: VarianceEntry = { record, at: now.toISOString(), ...variance };
+      const multi = redis.multi();
+      multi.hset(key, field, JSON.stringify(entry));
+      multi.hincrby(keys.counters, 'tax_variances', 1);
+      await multi.exec();
+    },
+    async get(record) {
+      return parse(await redis.hget(key, recordKeyString(record)));
+    },
+    async list(options = {}) {
+      const all = Object.values(await redis.hgetall(key))
+        .map(parse)
+        .filter((e): e is VarianceEntry => e !== undefined && (options.source === undefined || e.record.source === options.source));
+      const size = (e: VarianceEntry) => new Money(e.difference).abs();
+      all.sort((a, b) => size(b).comparedTo(size(a)) || a.record.external_id.localeCompare(b.record.external_id));
+      return { total: all.length, entries: options.limit === undefined ? all : all.slice(0, options.limit) };
+    },
+    count: () => redis.hlen(key),
+  };
+}

@@ -1,0 +1,104 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readReports } from '../../../src/activity/reports.js';
+import { withActivity } from '../../../src/activity/store.js';
+import { sourceAges } from '../../../src/activity/silence.js';
+import { lastEvents } from '../../../src/activity/store.js';
+import { queueSource } from '../../../src/daemon/metrics-server.js';
+import { CanonicalEvent } from '../../../src/domain/events.js';
+import { reportsView } from '../../../src/http/admin/reports-view.js';
+import { createMetrics } from '../../../src/observability/metrics.js';
+import { createVarianceStore } from '../../../src/variance/store.js';
+import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
+import { useRedis } from '../../helpers/redis.js';
+
+/**
+ * Issue 19, source silence and the web view's plots: events accepted through the webhook server's
+ * producer record their source's activity. A source quiet for more than TAXSYNC_SOURCE_SILENCE
+ * (planted: Shopify's last event seven hours ago, a six-hour threshold) is flagged — in the metric,
+ * the ages `status` prints and the web view's warning — and a source that sent minutes ago is not.
+ */
+
+const NOW = Date.UTC(2026, 10, 25, 12, 30, 0);
+const SIX_HOURS = 6 * 3_600_000;
+
+const customer = (source: string, id: string) =>
+  CanonicalEvent.parse({
+    id: `evt-${source}-${id}`,
+    type: 'customer.upserted',
+    occurred_at: '2026-11-25T00:00:00Z',
+    connector: source,
+    record: { kind: 'customer', source, external_id: id },
+    data: { name: id },
+  });
+
+describe('source silence and activity plots (real Redis)', () => {
+  const ctx = useRedis();
+  let pipeline: Pipeline;
+
+  beforeEach(async () => {
+    pipeline = await createPipeline(ctx.url, ctx.prefix);
+  });
+  afterEach(async () => {
+    await pipeline.close();
+  });
+
+  async function plant(): Promise<void> {
+    let clock = NOW - 7 * 3_600_000;
+    const producer = withActivity(pipeline.producer, pipeline.keys, () => clock);
+    await producer.accept({ events: [customer('shopify', 'a'), customer('shopify', 'b')] });
+    clock = NOW - 10 * 60_000;
+    await producer.accept({ events: [customer('stripe', 'c')] });
+    clock = NOW - 5 * 60_000;
+    await producer.accept({ events: [customer('stripe', 'd'), customer('stripe', 'e')] });
+    await pipeline.deadLetters.add({
+      queue: 'transactions',
+      record: { kind: 'transaction', source: 'stripe', external_id: 'in_1' },
+      event: null,
+      error: { code: 'API_INVALID', message: 'rejected', retryable: false },
+      http: null,
+      attempts: 1,
+      first_failed_at: new Date(NOW - 2 * 3_600_000).toISOString(),
+      last_failed_at: new Date(NOW - 2 * 3_600_000).toISOString(),
+    });
+  }
+
+  it('flags the source silent for seven hours, and not the one that sent minutes ago', async () => {
+    await plant();
+    const ages = sourceAges(await lastEvents(ctx.redis, pipeline.keys), new Date(NOW), SIX_HOURS);
+    expect(ages).toEqual([
+      { source: 'shopify', last_event_at: new Date(NOW - 7 * 3_600_000).toISOString(), age_s: 7 * 3600, silent: true },
+      { source: 'stripe', last_event_at: new Date(NOW - 5 * 60_000).toISOString(), age_s: 300, silent: false },
+    ]);
+
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.watchQueues({ ...queueSource(pipeline.queues, ctx.redis, pipeline.keys), clock: () => NOW });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('taxsync_source_last_event_age_seconds{source="shopify"} 25200');
+    expect(text).toContain('taxsync_source_last_event_age_seconds{source="stripe"} 300');
+  });
+
+  it('plots events per source and dead letters per class by hour, and warns of the silent source only', async () => {
+    await plant();
+    const data = await readReports({
+      redis: ctx.redis,
+      keys: pipeline.keys,
+      deadLetters: pipeline.deadLetters,
+      variances: createVarianceStore(ctx.redis, pipeline.keys),
+      silenceMs: SIX_HOURS,
+      now: new Date(NOW),
+    });
+    expect(data.events.buckets).toHaveLength(12);
+    const series = Object.fromEntries(data.events.series.map((s) => [s.name, s.values]));
+    // 12:30 now: the last bucket is 12:00, seven hours back is 05:30 → the 05:00 bucket (index 4).
+    expect(series.shopify).toEqual([0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0]);
+    expect(series.stripe).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3]);
+    expect(data.deadLetters.series).toEqual([{ name: 'invalid', values: [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0] }]);
+
+    const page = reportsView(data).value;
+    expect(page).toContain('<svg');
+    expect(page.match(/role="alert"/g)).toHaveLength(1);
+    expect(page).toContain('<strong>shopify</strong> has sent nothing for 7 h');
+    expect(page).not.toContain('<strong>stripe</strong>');
+    expect(page).toContain('No invoice where the tax charged differs');
+  });
+});

@@ -1,0 +1,105 @@
+import { Decimal } from 'decimal.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApiClients, type ApiClients } from '../../../src/api/index.js';
+import { Secret } from '../../../src/domain/secret.js';
+import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
+import { CanonicalEvent } from '../../../src/domain/events.js';
+import { DEFAULT_CLIENT, startEmulator, type Emulator } from '../../../src/emulator/index.js';
+import { createTransactionHandler } from '../../../src/processors/transaction.js';
+import { createRefundLedger } from '../../../src/queue/refund-ledger.js';
+import { readTrace } from '../../../src/queue/trace.js';
+import { DEFAULT_VARIANCE_THRESHOLDS } from '../../../src/variance/compute.js';
+import { createVarianceStore, type VarianceStore } from '../../../src/variance/store.js';
+import { testVariety } from '../../helpers/emulator-variety.js';
+import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
+import { useRedis } from '../../helpers/redis.js';
+
+/**
+ * Issue 19, charged-vs-calculated tax: the tax a platform charged (the invoice's tax_total) against
+ * the tax the emulator computed. A planted variance is recorded (store, counter, trace line); an
+ * invoice stating no tax, or one charged as the engine computes, records nothing.
+ */
+
+const BASE = Date.UTC(2026, 10, 20, 10, 0, 0);
+
+const invoice = (id: string, version: number, taxTotal?: string) =>
+  CanonicalEvent.parse({
+    id: `evt-${id}-${version}`,
+    type: 'invoice.upserted',
+    occurred_at: new Date(BASE + version * 1000).toISOString(),
+    connector: 'test',
+    record: { kind: 'transaction', source: 'shopify', external_id: id },
+    data: {
+      issued_at: new Date(BASE).toISOString(),
+      status: 'paid',
+      currency: 'USD',
+      tax_inclusive: false,
+      addresses: { shipping: { street: '350 5th Ave', city: 'New York', state: 'NY', zip: '10001', country: 'US' } },
+      lines: [{ name: 'Widget', unit_price: '100.00', quantity: '1' }],
+      ...(taxTotal === undefined ? {} : { tax_total: taxTotal }),
+    },
+  });
+
+describe('tax charged against tax computed (pipeline + emulator)', () => {
+  const ctx = useRedis();
+  let emulator: Emulator & { url: string };
+  let api: ApiClients;
+  let pipeline: Pipeline;
+  let store: VarianceStore;
+
+  beforeEach(async () => {
+    emulator = await startEmulator({ port: 0, host: '127.0.0.1', variety: testVariety() });
+    api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
+    pipeline = await createPipeline(ctx.url, ctx.prefix);
+    store = createVarianceStore(pipeline.producerConnection, pipeline.keys);
+    await pipeline.startWorker(
+      'transactions',
+      createTransactionHandler({
+        tax: api.tax,
+        records: pipeline.records,
+        ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys),
+        settings: DEFAULT_SETTINGS.mapping,
+        variance: { store, thresholds: DEFAULT_VARIANCE_THRESHOLDS },
+      }),
+    );
+  });
+  afterEach(async () => {
+    await pipeline.close();
+    await api.close();
+    await emulator.close();
+  });
+
+  const applied = async (e: CanonicalEvent) => {
+    await eventually(async () => {
+      const s = await pipeline.records.read(e.record);
+      return s.appliedSeq > 0 && s.appliedSeq >= s.seq && s.event?.id === e.id;
+    });
+  };
+
+  it('records a planted variance, and nothing for an invoice without stated tax; clears it once charged as computed', async () => {
+    const undercharged = invoice('1001', 1, '0.00');
+    const silent = invoice('1002', 1);
+    await pipeline.producer.accept({ events: [undercharged, silent] });
+    await applied(undercharged);
+    await applied(silent);
+
+    const computed = (await api.tax.transactions.getByKey('shopify', '1001')).tax?.total_tax;
+    expect(computed).toBeDefined();
+    const listed = await store.list();
+    expect(listed.total).toBe(1);
+    const entry = listed.entries[0]!;
+    expect(entry.record.external_id).toBe('1001');
+    expect(entry.charged).toBe('0.00');
+    expect(new Decimal(entry.computed).greaterThan(0)).toBe(true);
+    expect(entry.difference).toBe(`-${entry.computed}`);
+    expect(await ctx.redis.hget(pipeline.keys.counters, 'tax_variances')).toBe('1');
+    const trace = await readTrace(pipeline.producerConnection, pipeline.keys, 'transaction|shopify|1001');
+    expect(trace.some((t) => t.detail?.includes(`tax variance: charged 0.00, computed ${entry.computed}`))).toBe(true);
+
+    // The platform's corrected order charges what the engine computes: the variance is gone.
+    const corrected = invoice('1001', 2, entry.computed);
+    await pipeline.producer.accept({ events: [corrected] });
+    await applied(corrected);
+    expect((await store.list()).total).toBe(0);
+  });
+});
