@@ -10,6 +10,7 @@ import { registerEmulatorCommand } from './commands/emulator.js';
 import { registerIngestCommand } from './commands/ingest.js';
 import { registerResendCommand } from './commands/resend.js';
 import { registerReconcileCommands } from './commands/reconcile.js';
+import { registerBackfillCommand } from './commands/backfill.js';
 import { registerVarianceCommand } from './commands/variance.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerVatCommands(program);
   registerReconcileCommands(program);
   registerVarianceCommand(program);
+  registerBackfillCommand(program);
   registerFaultsCommand(program);
   return program;
 }

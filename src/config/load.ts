@@ -165,6 +165,9 @@ const EnvSchema = z.object({
   TAX_API_AUTH_URL: optionalString,
   TAX_API_CLIENT_ID: optionalString,
   TAX_API_CLIENT_SECRET: secret,
+  /** `taxsync backfill --source stripe`: a restricted key with read access to invoices and credit notes. */
+  STRIPE_API_KEY: secret,
+  STRIPE_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().default('https://api.stripe.com')),
   TAX_API_CONNECT_TIMEOUT_MS: int(1, 600_000, 5_000),
   TAX_API_HEADERS_TIMEOUT_MS: int(1, 600_000, 30_000),
   TAX_API_BODY_TIMEOUT_MS: int(1, 600_000, 30_000),
@@ -327,6 +330,8 @@ function buildConfig(env: Env) {
     taxVariance: { abs: env.TAXSYNC_TAX_VARIANCE_ABS, pct: env.TAXSYNC_TAX_VARIANCE_PCT },
     /** A source that sent before and has been quiet longer than this is silent (status, web view). */
     sourceSilenceMs: env.TAXSYNC_SOURCE_SILENCE,
+    /** The platforms' own APIs, read by `taxsync backfill`. */
+    platforms: { stripe: { apiKey: env.STRIPE_API_KEY, apiUrl: env.STRIPE_API_URL } },
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     webhookSecrets: {
       shopify: env.SHOPIFY_WEBHOOK_SECRET,

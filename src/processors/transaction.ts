@@ -44,7 +44,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
   async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string, ctx: HandlerContext, invoice?: { key: RecordKey; data: InvoiceData }): Promise<HandlerOutcome> {
     const hash = sentHash(body);
     const skip = unchanged(ctx, hash, what);
-    if (skip) return skip;
+    if (skip) return invoice && deps.variance ? { ...skip, detail: `${skip.detail}${await checkVariance(invoice)}` } : skip;
     const answer = await accepted(
       () => deps.tax.transactions.upsert(body),
       async () => (await deps.tax.transactions.getByKey(body.source, body.external_id)).id,
@@ -52,16 +52,18 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     if (answer.kind === 'unreadable') return { ...acceptedOutcome(what, answer, 'so it was read back by key'), sentHash: hash };
     const transaction = answer.record;
     const tax = transaction.tax?.total_tax === undefined ? '' : `, total tax ${transaction.tax.total_tax}`;
-    const variance = invoice ? await checkVariance(invoice, transaction.id, transaction.tax?.total_tax) : '';
+    const variance = invoice ? await checkVariance(invoice, { engine_id: transaction.id, computed: transaction.tax?.total_tax }) : '';
     return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}${variance}`, taxId: transaction.id, sentHash: hash };
   }
 
   /** docs/operations.md, "Tax variance": the tax the platform charged against the engine's; recorded above the thresholds. */
-  async function checkVariance(invoice: { key: RecordKey; data: InvoiceData }, engineId: string, computed: string | undefined): Promise<string> {
+  // An unchanged body is not sent (skip unchanged): the engine's tax for it is the one kept when it was.
+  async function checkVariance(invoice: { key: RecordKey; data: InvoiceData }, answered?: { engine_id: string; computed: string | undefined }): Promise<string> {
     const v = deps.variance;
     if (v === undefined) return '';
-    const found = taxVariance(invoice.data, computed, v.thresholds);
-    await v.store.set(invoice.key, found ? { ...found, engine_id: engineId } : undefined, (v.clock ?? (() => new Date()))());
+    const basis = answered === undefined ? await v.store.basis(invoice.key) : answered.computed === undefined ? undefined : { engine_id: answered.engine_id, computed: answered.computed };
+    const found = taxVariance(invoice.data, basis?.computed, v.thresholds);
+    await v.store.set(invoice.key, found && basis ? { ...found, engine_id: basis.engine_id } : undefined, (v.clock ?? (() => new Date()))(), answered === undefined ? undefined : basis);
     return found ? `; tax variance: charged ${found.charged}, computed ${found.computed} (${found.difference} ${found.currency})` : '';
   }
 

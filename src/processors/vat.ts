@@ -252,6 +252,12 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     return { kind: 'done', detail: `${done.length === 0 ? 'nothing sent: ' : ''}VAT ${parts.join('; ')}` };
   }
 
+  /** Whether the refund's correction was reported (and so may need undoing). */
+  async function reported(invoice: string, refund: string): Promise<boolean> {
+    const standing = await deps.ledger.refundStanding(invoice, refund);
+    return standing === 'corrected' || standing === 'undone';
+  }
+
   async function handleRefund(event: CanonicalEvent, ctx: HandlerContext): Promise<HandlerOutcome> {
     const what = `VAT for refund ${ctx.record.external_id}`;
     if (!vatEnabled(deps.settings)) return { kind: 'done', detail: `nothing sent: ${what}: VAT is off (no registrations configured)` };
@@ -261,8 +267,17 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     if (data.invoice_external_id === undefined) {
       const scope = inVatScope(data, deps.settings);
       if (!scope.inScope || data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: ${scope.inScope ? 'no amount' : scope.reason}` };
+      // Its standing is kept against itself: a credit cancelled before its correction was reported
+      // (both events coalesced into one run) has nothing to undo.
+      const self = recordKeyString(ctx.record);
+      if (undo && !(await reported(self, self))) {
+        await deps.ledger.noteRefund(self, self, 'closed');
+        return { kind: 'done', detail: `nothing sent: ${what}: cancelled before a VAT correction was reported for it, so nothing to undo` };
+      }
       const reason = undo ? 'a credit with no invoice was cancelled: undo its correction if it was made' : 'a credit with no invoice reduces VAT';
-      throw correctionRequired(what, [undoIf(refundCorrection(data, [], reason), undo)]);
+      const error = correctionRequired(what, [undoIf(refundCorrection(data, [], reason), undo)]);
+      await deps.ledger.noteRefund(self, self, undo ? 'undone' : 'corrected');
+      throw error;
     }
     const invoiceKey: RecordKey = { kind: 'vat', source: ctx.record.source, external_id: data.invoice_external_id };
     // Noted before the invoice's VAT is read, and read by the invoice after it files: whichever
@@ -273,8 +288,7 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     if (undo) {
       // Only a correction that was reported can be undone: a refund cancelled before that took
       // nothing back, and is never decided again (docs/vat.md, "Changes after filing").
-      const standing = await deps.ledger.refundStanding(invoiceRecord, refundRecord);
-      if (standing !== 'corrected' && standing !== 'undone') {
+      if (!(await reported(invoiceRecord, refundRecord))) {
         await deps.ledger.noteRefund(invoiceRecord, refundRecord, 'closed');
         return { kind: 'done', detail: `nothing sent: ${what}: cancelled before a VAT correction was reported for it, so nothing to undo` };
       }

@@ -22,9 +22,17 @@ export const VarianceEntry = z.object({
 });
 export type VarianceEntry = z.infer<typeof VarianceEntry>;
 
+const Basis = z.object({ engine_id: z.string(), computed: z.string() });
+
 export interface VarianceStore {
-  /** Records the record's variance, or clears it (undefined). Counts each new one in `tax_variances`. */
-  set(record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date): Promise<void>;
+  /**
+   * Records the record's variance, or clears it (undefined). Counts each new one in `tax_variances`.
+   * With `basis`, keeps the engine's computed tax for this record in the same step, for when the
+   * next body is unchanged and so not sent (skip unchanged): its tax is still the one computed.
+   */
+  set(record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, basis?: { engine_id: string; computed: string }): Promise<void>;
+  /** The engine's computed tax last kept for the record. */
+  basis(record: RecordKey): Promise<{ engine_id: string; computed: string } | undefined>;
   get(record: RecordKey): Promise<VarianceEntry | undefined>;
   /** Largest differences first. */
   list(options?: { source?: string; limit?: number }): Promise<{ total: number; entries: VarianceEntry[] }>;
@@ -45,18 +53,29 @@ function parse(raw: string | null | undefined): VarianceEntry | undefined {
 
 export function createVarianceStore(redis: RedisClient, keys: Keys): VarianceStore {
   const key = varianceKey(keys);
+  const basisKey = `${keys.prefix}:variance-basis`;
   return {
-    async set(record, variance, now) {
+    async set(record, variance, now, basis) {
       const field = recordKeyString(record);
-      if (variance === undefined) {
-        await redis.hdel(key, field);
-        return;
-      }
-      const entry: VarianceEntry = { record, at: now.toISOString(), ...variance };
       const multi = redis.multi();
-      multi.hset(key, field, JSON.stringify(entry));
-      multi.hincrby(keys.counters, 'tax_variances', 1);
+      if (basis !== undefined) multi.hset(basisKey, field, JSON.stringify(basis));
+      if (variance === undefined) multi.hdel(key, field);
+      else {
+        const entry: VarianceEntry = { record, at: now.toISOString(), ...variance };
+        multi.hset(key, field, JSON.stringify(entry));
+        multi.hincrby(keys.counters, 'tax_variances', 1);
+      }
       await multi.exec();
+    },
+    async basis(record) {
+      const raw = await redis.hget(basisKey, recordKeyString(record));
+      if (raw === null) return undefined;
+      try {
+        const parsed = Basis.safeParse(JSON.parse(raw));
+        return parsed.success ? parsed.data : undefined;
+      } catch {
+        return undefined;
+      }
     },
     async get(record) {
       return parse(await redis.hget(key, recordKeyString(record)));

@@ -21,7 +21,9 @@ const STATUS_TABLE = [
   /^vat-submissions +\d+ +\d+ +\d+ +\d+ +\S+$/,
   /^$/,
   /^dead-letter: \d+ entr(y|ies)/,
-  /^VAT ledger: \d+ unknown/,
+  /^VAT ledger: \d+ unknown .*, \d+ unresolved .*, \d+ in flight, \d+ pending$/,
+  /^tax variances: \d+ invoice\(s\)/,
+  /^sources: no event accepted yet$/,
   /^$/,
   /^waiting: none$/,
 ];

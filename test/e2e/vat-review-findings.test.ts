@@ -134,4 +134,28 @@ describe('the review of the VAT ledger (issue 15)', () => {
     await rig.settle(refund);
     expect(await rig.deadLettersOf(refund)).toEqual([]);
   });
+
+  it('4c: a credit with no invoice cancelled before its correction was reported states no undo; one cancelled after does', async () => {
+    const credit = (id: string): CanonicalEventInput => ({
+      id: `${id}-v1`,
+      type: 'refund.created',
+      occurred_at: '2025-03-03T10:00:01Z',
+      connector: 'erp',
+      record: { kind: 'transaction', source: 'api', external_id: id },
+      data: { issued_at: '2025-03-03T10:00:00Z', currency: 'EUR', amount: '10.00', tax_amount: '1.90', addresses: { billing: { country: 'DE' } } },
+    });
+    const early = vatRecord('CR-1');
+    // Created and cancelled before the worker ran: one run, for the cancellation.
+    await rig.accept(credit('CR-1'), refundCancelled('CR-1', credit('CR-1').data));
+    expect((await rig.settle(early)).kind).toBe('applied');
+    expect(await rig.deadLettersOf(early)).toEqual([]);
+
+    const late = vatRecord('CR-2');
+    await rig.accept(credit('CR-2'));
+    expect((await rig.settle(late)).kind).toBe('dead-lettered');
+    await rig.accept(refundCancelled('CR-2', credit('CR-2').data));
+    expect((await rig.settle(late)).kind).toBe('dead-lettered');
+    // 10.00 net taken back by the credit, given back by its cancellation
+    expect((await rig.deadLettersOf(late)).map((l) => l.error.fields?.net?.[0]?.replace(/^.*: /, '')).sort()).toEqual(['-10.00', '10.00']);
+  });
 });

@@ -180,9 +180,12 @@ export function planVat(input: VatPlanInput): VatPlan {
     }
     seen.add(key);
     const changed: FieldErrors = {};
+    // Per filed submission: a supplement carries the facts too, and is corrected with its part.
     for (const field of FACT_FIELDS) {
-      if (part.base[field] !== target[field]) {
-        (changed[field] ??= []).push(`${part.base.invoice_number}: filed ${String(part.base[field] ?? '(none)')}, now ${String(target[field] ?? '(none)')}`);
+      for (const filed of part.submissions) {
+        if (filed[field] !== target[field]) {
+          (changed[field] ??= []).push(`${filed.invoice_number}: filed ${String(filed[field] ?? '(none)')}, now ${String(target[field] ?? '(none)')}`);
+        }
       }
     }
     const now = amountsOf(target);

@@ -116,6 +116,15 @@ describe('planVat: what a changed invoice means for what is filed', () => {
     expect(result.corrections[0]!.changed).toEqual({ partner_name: ['INV-1001: filed Acme GmbH, now Other GmbH'] });
   });
 
+  it('names a changed fact for each filed submission of the part, its supplements included', () => {
+    const [now] = mapped(line('150', '0.19'));
+    const supplement = { body: { ...filed100[0]!.body, invoice_number: 'INV-1001 (supplement 1)', net: '50.00', vat: '9.50', gross: '59.50' }, supplementOf: 'INV-1001' };
+    const result = plan({ target: [{ ...now!, partner_name: 'Other GmbH' }], filed: [...filed100, supplement], increases: 'supplement' });
+    expect(result.corrections[0]!.changed).toEqual({
+      partner_name: ['INV-1001: filed Acme GmbH, now Other GmbH', 'INV-1001 (supplement 1): filed Acme GmbH, now Other GmbH'],
+    });
+  });
+
   it('withdraws a claim never sent that the invoice no longer needs, and keeps a rejected one', () => {
     const result = plan({
       target: mapped(line('100', '0.19')),

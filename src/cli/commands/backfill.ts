@@ -1,0 +1,67 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { createStripeLister } from '../../backfill/stripe.js';
+import { runStripeBackfill } from '../../backfill/run.js';
+import { boot } from '../../daemon/boot.js';
+import { clientRedis } from '../../daemon/find-daemon.js';
+import { closeQueues, createQueues, createRedis, whenReady } from '../../queue/connection.js';
+import { configuredProducer } from '../../queue/configured-producer.js';
+import { createKeys } from '../../queue/keys.js';
+import { parseSince } from '../../reconcile/since.js';
+import { createProgress } from '../progress.js';
+
+const PLATFORMS = ['stripe'] as const;
+
+export function registerBackfillCommand(program: Command): void {
+  program
+    .command('backfill')
+    .description("catch up after an outage: read the platform's own API (Stripe: invoices and credit notes) since a time, through the same connector and dedupe as webhooks; resumable")
+    .requiredOption('--source <platform>', `the platform (${PLATFORMS.join(', ')}; Shopify and WooCommerce are not done yet)`, (v) => {
+      if (!(PLATFORMS as readonly string[]).includes(v)) throw new InvalidArgumentError(`one of ${PLATFORMS.join(', ')}`);
+      return v;
+    })
+    .requiredOption('--since <when>', 'a date, a date-time with zone, or an age (6h, 7d)')
+    .option('--fresh', 'ignore the checkpoint of an interrupted run with the same --since')
+    .option('--json', 'machine-readable summary')
+    .action(async (options: { source: string; since: string; fresh?: boolean; json?: boolean }) => {
+      const booted = boot('backfill', { logToStderr: true });
+      const { config, settings, lifecycle } = booted;
+      const progress = createProgress();
+      try {
+        const since = parseSince(options.since, new Date());
+        const stripe = config.platforms.stripe;
+        if (stripe.apiKey === undefined) throw new Error('STRIPE_API_KEY is not set: backfill reads Stripe with a (restricted, read-only) API key');
+        const connection = createRedis(await clientRedis(booted), 'producer');
+        lifecycle.onShutdown('redis', async () => {
+          connection.disconnect();
+          await Promise.resolve();
+        });
+        await whenReady(connection);
+        const queues = createQueues(connection, config.redis.prefix);
+        lifecycle.onShutdown('queues', () => closeQueues(queues));
+        const summary = await runStripeBackfill(
+          {
+            redis: connection,
+            keys: createKeys(config.redis.prefix),
+            producer: configuredProducer(connection, queues, config, settings),
+            lister: createStripeLister({ baseUrl: stripe.apiUrl, apiKey: stripe.apiKey }),
+            source: settings.sources.stripe ?? 'stripe',
+            onProgress: (resource, listed) => progress.update(`backfill stripe ${resource}`, listed),
+          },
+          { since, fresh: options.fresh === true },
+        );
+        progress.stop();
+        if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+        else {
+          const resumed = summary.resumed_after === null ? '' : ` (resumed after ${summary.resumed_after})`;
+          process.stdout.write(
+            `${summary.listed} listed${resumed}: ${summary.queued} queued, ${summary.known} already known, ${summary.ignored} ignored, ${summary.invalid.length} invalid\n` +
+              summary.invalid.map((i) => `  invalid ${i.id}: ${i.message}\n`).join(''),
+          );
+        }
+        if (summary.invalid.length > 0) process.exitCode = 2;
+      } finally {
+        progress.stop();
+        await lifecycle.shutdown('backfill finished');
+      }
+    });
+}
