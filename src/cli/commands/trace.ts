@@ -15,6 +15,8 @@ interface RecordView {
   received: number;
   applied: number;
   tax_id: string | undefined;
+  /** Hash of the body the service last accepted (skip unchanged: an equal body is not sent again). */
+  sent_hash: string | undefined;
   waiting_since: string | undefined;
   history: TraceEntry[];
   /** kind `vat` only: its VAT submissions' ledger entries (one per rate after a split). */
@@ -84,7 +86,7 @@ function renderLedger(entry: LedgerView): string {
 }
 
 function render(view: RecordView): string {
-  const head = `${view.record.kind} ${view.record.source}/${view.record.external_id}: ${view.received} event(s) stored, version ${view.applied} applied${view.tax_id ? `, tax engine id ${view.tax_id}` : ''}${view.waiting_since ? `, waiting since ${view.waiting_since}` : ''}`;
+  const head = `${view.record.kind} ${view.record.source}/${view.record.external_id}: ${view.received} event(s) stored, version ${view.applied} applied${view.tax_id ? `, tax engine id ${view.tax_id}` : ''}${view.sent_hash ? `, body last accepted ${view.sent_hash.slice(0, 12)}` : ''}${view.waiting_since ? `, waiting since ${view.waiting_since}` : ''}`;
   const lines = view.history.map((e) => {
     const extra = [e.event_id, e.status === undefined ? undefined : `HTTP ${e.status}`, e.code, e.detail].filter(Boolean).join(' · ');
     return `  ${e.at}  ${e.step.padEnd(13)} ${extra}`;
@@ -126,6 +128,7 @@ export function registerTraceCommand(program: Command): void {
             received: state.seq,
             applied: state.appliedSeq,
             tax_id: state.taxId,
+            sent_hash: state.sentHash,
             waiting_since: state.waitingSince ? new Date(state.waitingSince).toISOString() : undefined,
             history,
             ...(variance ? { tax_variance: variance } : {}),
