@@ -1,11 +1,11 @@
 import LinkHeader from 'http-link-header';
-import { request } from 'undici';
 import { z } from 'zod';
 import type { CanonicalEvent } from '../domain/events.js';
 import type { Secret } from '../domain/secret.js';
 import { toCanonicalEvents } from '../connectors/shared/canonical.js';
 import { mapShopifyOrder, mapShopifyRefund, type ShopifyMapResult } from '../connectors/shopify/map.js';
 import { ShopifyOrder, ShopifyRefund } from '../connectors/shopify/schemas.js';
+import { getListPage } from './get.js';
 
 /**
  * Shopify's Admin REST API for `taxsync backfill --source shopify`: the orders updated since a
@@ -46,25 +46,21 @@ export function createShopifyLister(options: { apiUrl: string; accessToken: Secr
         url.searchParams.set('status', 'any');
         url.searchParams.set('updated_at_min', since.toISOString());
       } else url.searchParams.set('page_info', pageInfo);
-      for (let attempt = 0; ; attempt += 1) {
-        if (waitBeforeNext > 0) await sleep(waitBeforeNext);
-        waitBeforeNext = 0;
-        const res = await request(url, { method: 'GET', headers: { 'x-shopify-access-token': options.accessToken.reveal(), accept: 'application/json' } });
-        waitBeforeNext = bucketWait(res.headers['x-shopify-shop-api-call-limit']);
-        if (res.statusCode === 429 && attempt < 5) {
-          await res.body.dump();
-          const after = Number(res.headers['retry-after']);
-          await sleep(Number.isFinite(after) && after > 0 ? after * 1000 : 1000 * 2 ** attempt);
-          continue;
-        }
-        if (res.statusCode !== 200) {
-          await res.body.dump();
-          throw new Error(`Shopify answered ${res.statusCode} to GET ${ordersUrl.pathname}`);
-        }
-        const parsed = ShopifyOrderList.safeParse(await res.body.json());
-        if (!parsed.success) throw new Error(`Shopify's ${ordersUrl.pathname} answer is not an order list: ${parsed.error.issues[0]?.message ?? ''}`);
-        return { orders: parsed.data.orders, next: nextPageInfo(res.headers.link, ordersUrl) };
-      }
+      const res = await getListPage(url, {
+        platform: 'Shopify',
+        headers: { 'x-shopify-access-token': options.accessToken.reveal(), accept: 'application/json' },
+        sleep,
+        before: async () => {
+          if (waitBeforeNext > 0) await sleep(waitBeforeNext);
+          waitBeforeNext = 0;
+        },
+        after: (headers) => {
+          waitBeforeNext = bucketWait(headers['x-shopify-shop-api-call-limit']);
+        },
+      });
+      const parsed = ShopifyOrderList.safeParse(res.body);
+      if (!parsed.success) throw new Error(`Shopify's ${ordersUrl.pathname} answer is not an order list: ${parsed.error.issues[0]?.message ?? ''}`);
+      return { orders: parsed.data.orders, next: nextPageInfo(res.headers.link, ordersUrl) };
     },
   };
 }
