@@ -1,7 +1,8 @@
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import type { Producer } from '../queue/producer.js';
-import { shopifyBackfillDeliveries, type BackfillDelivery, type ShopifyLister } from './shopify.js';
+import { shopifyBackfillDeliveries, type BackfillDelivery, type OrderLister } from './shopify.js';
+import { wooBackfillDeliveries } from './woocommerce.js';
 import { backfillEvents, type StripeLister, type StripeResource } from './stripe.js';
 
 /**
@@ -11,7 +12,8 @@ import { backfillEvents, type StripeLister, type StripeResource } from './stripe
  * what it missed (an outage) is queued. Each object is accepted with the checkpoint in the same
  * transaction, so an interrupted run continues after the last object it stored.
  * `--source shopify`: every order Shopify lists as updated since the time, as `orders/updated`,
- * and each refund in its `refunds` array as `refunds/create`, the same way.
+ * and each refund in its `refunds` array as `refunds/create`, the same way. `--source woocommerce`:
+ * every order WooCommerce lists as modified since the time, as `order.updated` (refunds inside).
  */
 
 export interface BackfillSummary {
@@ -36,8 +38,8 @@ export interface BackfillDeps extends CommonDeps {
   lister: StripeLister;
 }
 
-export interface ShopifyBackfillDeps extends CommonDeps {
-  lister: ShopifyLister;
+export interface OrdersBackfillDeps extends CommonDeps {
+  lister: OrderLister;
 }
 
 type Checkpoint = { key: string; value: string; ttlMs: number };
@@ -46,7 +48,7 @@ type Checkpoint = { key: string; value: string; ttlMs: number };
  * One delivery through the webhooks' dedupe and producer; the checkpoint (when given) is stored
  * with it in the same step, or alone when nothing is queued.
  */
-async function acceptDelivery(deps: CommonDeps, connector: 'stripe' | 'shopify', summary: BackfillSummary, delivery: BackfillDelivery, checkpoint: Checkpoint | undefined): Promise<void> {
+async function acceptDelivery(deps: CommonDeps, connector: 'stripe' | 'shopify' | 'woocommerce', summary: BackfillSummary, delivery: BackfillDelivery, checkpoint: Checkpoint | undefined): Promise<void> {
   const { result } = delivery;
   const mark = async () => {
     if (checkpoint) await deps.redis.set(checkpoint.key, checkpoint.value, 'PX', checkpoint.ttlMs);
@@ -102,21 +104,26 @@ export async function runStripeBackfill(deps: BackfillDeps, options: { since: Da
 }
 
 /**
- * `taxsync backfill --source shopify`. The checkpoint is `orders <order id> <page_info of its page,
- * or - for the first>`: a resumed run asks for that page again and continues after the order. The
- * checkpoint goes with an order's last delivery (the order, then its refunds), so an interruption
- * never skips a refund.
+ * `taxsync backfill --source shopify|woocommerce`. The checkpoint is `orders <order id> <cursor of
+ * its page, or - for the first>`: a resumed run asks for that page again and continues after the
+ * order. The checkpoint goes with an order's last delivery (the order, then its refunds), so an
+ * interruption never skips a refund.
  */
-export async function runShopifyBackfill(deps: ShopifyBackfillDeps, options: { since: Date; fresh?: boolean }): Promise<BackfillSummary> {
-  const checkpointKey = checkpointKeyOf(deps, 'shopify', options.since);
+export async function runOrdersBackfill(
+  platform: 'shopify' | 'woocommerce',
+  deps: OrdersBackfillDeps,
+  options: { since: Date; fresh?: boolean },
+): Promise<BackfillSummary> {
+  const deliveriesOf = platform === 'shopify' ? shopifyBackfillDeliveries : wooBackfillDeliveries;
+  const checkpointKey = checkpointKeyOf(deps, platform, options.since);
   if (options.fresh) await deps.redis.del(checkpointKey);
   const stored = await deps.redis.get(checkpointKey);
   const summary: BackfillSummary = { listed: 0, queued: 0, known: 0, ignored: 0, invalid: [], resumed_after: stored };
   const [, doneOrder, donePage] = stored === null ? [] : stored.split(' ');
-  let pageInfo = donePage === undefined || donePage === '-' ? undefined : donePage;
+  let cursor = donePage === undefined || donePage === '-' ? undefined : donePage;
   let skipThrough = doneOrder;
   for (;;) {
-    const page = await deps.lister.page(options.since, pageInfo);
+    const page = await deps.lister.page(options.since, cursor);
     let orders = page.orders;
     if (skipThrough !== undefined) {
       const done = orders.findIndex((o) => String(o.id) === skipThrough);
@@ -124,16 +131,16 @@ export async function runShopifyBackfill(deps: ShopifyBackfillDeps, options: { s
       skipThrough = undefined;
     }
     for (const order of orders) {
-      const deliveries = shopifyBackfillDeliveries(order, deps.source);
-      const checkpoint = { key: checkpointKey, value: `orders ${String(order.id)} ${pageInfo ?? '-'}`, ttlMs: CHECKPOINT_TTL_MS };
+      const deliveries = deliveriesOf(order, deps.source);
+      const checkpoint = { key: checkpointKey, value: `orders ${String(order.id)} ${cursor ?? '-'}`, ttlMs: CHECKPOINT_TTL_MS };
       for (const [i, delivery] of deliveries.entries()) {
         summary.listed += 1;
-        await acceptDelivery(deps, 'shopify', summary, delivery, i === deliveries.length - 1 ? checkpoint : undefined);
+        await acceptDelivery(deps, platform, summary, delivery, i === deliveries.length - 1 ? checkpoint : undefined);
       }
     }
     deps.onProgress?.('orders', summary.listed);
     if (page.next === undefined) break;
-    pageInfo = page.next;
+    cursor = page.next;
   }
   await deps.redis.del(checkpointKey);
   return summary;

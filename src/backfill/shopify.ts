@@ -21,20 +21,20 @@ export const ShopifyOrderList = z.looseObject({
   orders: z.array(z.looseObject({ id: z.union([z.number().int().positive(), z.string().min(1)]) })),
 });
 
-export interface ShopifyOrderPage {
+export interface OrderPage {
   orders: Record<string, unknown>[];
-  /** The page_info of the next page; undefined on the last page. */
+  /** The cursor of the next page (Shopify's page_info, WooCommerce's page number); undefined on the last page. */
   next: string | undefined;
 }
 
-export interface ShopifyLister {
-  /** One page of the orders updated at or after `since`; `pageInfo` undefined: the first page. */
-  page(since: Date, pageInfo: string | undefined): Promise<ShopifyOrderPage>;
+export interface OrderLister {
+  /** One page of the orders changed at or after `since`; `cursor` undefined: the first page. */
+  page(since: Date, cursor: string | undefined): Promise<OrderPage>;
 }
 
 const PAGE_SIZE = '250';
 
-export function createShopifyLister(options: { apiUrl: string; accessToken: Secret; sleep?: (ms: number) => Promise<void> }): ShopifyLister {
+export function createShopifyLister(options: { apiUrl: string; accessToken: Secret; sleep?: (ms: number) => Promise<void> }): OrderLister {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const ordersUrl = new URL(`${options.apiUrl.replace(/\/+$/, '')}/orders.json`);
   let waitBeforeNext = 0;

@@ -173,6 +173,10 @@ const EnvSchema = z.object({
   /** `taxsync backfill --source shopify`: the shop's Admin API base with its version, and an access token with read_orders. */
   SHOPIFY_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
   SHOPIFY_ACCESS_TOKEN: secret,
+  /** `taxsync backfill --source woocommerce`: the site's URL and a read REST API key pair. */
+  WOOCOMMERCE_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
+  WOOCOMMERCE_CONSUMER_KEY: secret,
+  WOOCOMMERCE_CONSUMER_SECRET: secret,
   TAX_API_CONNECT_TIMEOUT_MS: int(1, 600_000, 5_000),
   TAX_API_HEADERS_TIMEOUT_MS: int(1, 600_000, 30_000),
   TAX_API_BODY_TIMEOUT_MS: int(1, 600_000, 30_000),
@@ -339,6 +343,7 @@ function buildConfig(env: Env) {
     platforms: {
       stripe: { apiKey: env.STRIPE_API_KEY, apiUrl: env.STRIPE_API_URL },
       shopify: { apiUrl: env.SHOPIFY_API_URL, accessToken: env.SHOPIFY_ACCESS_TOKEN },
+      woocommerce: { apiUrl: env.WOOCOMMERCE_API_URL, consumerKey: env.WOOCOMMERCE_CONSUMER_KEY, consumerSecret: env.WOOCOMMERCE_CONSUMER_SECRET },
     },
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     webhookSecrets: {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../../src/domain/secret.js';
 import { shopifyConnector } from '../../../src/connectors/shopify/index.js';
-import { runShopifyBackfill } from '../../../src/backfill/run.js';
+import { runOrdersBackfill } from '../../../src/backfill/run.js';
 import { createShopifyLister } from '../../../src/backfill/shopify.js';
 import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
@@ -120,7 +120,7 @@ describe('taxsync backfill --source shopify (fake Admin REST API, real Redis)', 
   it('queues exactly what the six-hour gap missed: an order and two refunds from the orders list', async () => {
     await deliverTwdWebhook();
     const twdSeq = await seq(String(TWD.body.id));
-    const summary = await runShopifyBackfill(deps(), { since: OUTAGE_START });
+    const summary = await runOrdersBackfill('shopify', deps(), { since: OUTAGE_START });
     // Listed: two orders in the window and their two refunds; the TWD order was delivered.
     expect(summary).toEqual({ listed: 4, queued: 3, known: 1, ignored: 0, invalid: [], resumed_after: null });
     expect(await seq(String(GIFT.id))).toBeGreaterThan(0);
@@ -134,15 +134,15 @@ describe('taxsync backfill --source shopify (fake Admin REST API, real Redis)', 
     expect(sleeps[0]).toBe(2000);
     expect(sleeps.slice(1).every((ms) => ms === 1000) && sleeps.length > 1).toBe(true);
     // Run again: everything is known now, nothing is queued twice.
-    const again = await runShopifyBackfill(deps(), { since: OUTAGE_START });
+    const again = await runOrdersBackfill('shopify', deps(), { since: OUTAGE_START });
     expect(again).toMatchObject({ listed: 4, queued: 0, known: 4, invalid: [] });
   });
 
   it('resumes after the last order it stored when the second page fails with a 500', async () => {
     failSecondPageOnce = true;
-    await expect(runShopifyBackfill(deps(), { since: OUTAGE_START })).rejects.toThrow(/500/);
+    await expect(runOrdersBackfill('shopify', deps(), { since: OUTAGE_START })).rejects.toThrow(/500/);
     expect(await seq(String(TWD.body.id))).toBeGreaterThan(0);
-    const resumed = await runShopifyBackfill(deps(), { since: OUTAGE_START });
+    const resumed = await runOrdersBackfill('shopify', deps(), { since: OUTAGE_START });
     expect(resumed.resumed_after).toBe(`orders ${String(TWD.body.id)} -`);
     expect(resumed).toEqual({ listed: 2, queued: 2, known: 0, ignored: 0, invalid: [], resumed_after: `orders ${String(TWD.body.id)} -` });
     expect(await seq(String(GIFT.id))).toBeGreaterThan(0);
