@@ -12,6 +12,7 @@ import { answers, closeQueues, createQueues, createRedis, WEBHOOK_COMMAND_TIMEOU
 import { createAuditLog } from '../queue/audit.js';
 import { createKeys } from '../queue/keys.js';
 import { createDlqDeps } from '../dead-letters/open.js';
+import { CONNECTOR_LIST } from '../connectors/registry.js';
 import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
 import { listenError, type Lifecycle } from './lifecycle.js';
 import { queueSource } from './metrics-server.js';
@@ -99,7 +100,8 @@ export async function startServe(deps: {
   }
   logger.info({ address, connectors: Object.keys(connectors) }, `taxsync is listening on ${address}`);
   if (Object.keys(connectors).length === 0) {
-    logger.warn('no connector is enabled: set SHOPIFY_WEBHOOK_SECRET, STRIPE_WEBHOOK_SECRET, WOOCOMMERCE_WEBHOOK_SECRET or ERP_WEBHOOK_SECRET');
+    const variables = CONNECTOR_LIST.map((c) => c.secretVariable);
+    logger.warn(`no connector is enabled: set ${variables.slice(0, -1).join(', ')} or ${variables.at(-1)}`);
   }
   return { app, metrics, address };
 }
