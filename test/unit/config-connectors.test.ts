@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { CONNECTOR_LIST } from '../../src/connectors/registry.js';
@@ -23,5 +24,10 @@ describe('config reads each connector\'s own declaration', () => {
   it('each connector has a secret variable of its own', () => {
     const variables = CONNECTOR_LIST.map((c) => c.secretVariable);
     expect(new Set(variables).size).toBe(variables.length);
+  });
+
+  it('each connector\'s variable is documented in docs/configuration.md', () => {
+    const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    for (const c of CONNECTOR_LIST) expect(doc, c.secretVariable).toContain(`| \`${c.secretVariable}\` |`);
   });
 });
