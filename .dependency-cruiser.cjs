@@ -74,6 +74,13 @@ module.exports = {
       to: { path: '^src/(cli|daemon|demo|vat-ops|ingest)/' },
     },
     {
+      name: 'reports-read-data-not-pages',
+      comment: 'Reconcile, variance and activity gather data; the web view renders it (http imports them, never the reverse).',
+      severity: 'error',
+      from: { path: '^src/(activity|reconcile|variance)/' },
+      to: { path: '^src/(http|cli|daemon)/' },
+    },
+    {
       name: 'queue-below-the-services',
       comment: 'The queue layer is used by processors, dead letters, the HTTP server and the daemon; it uses none of them.',
       severity: 'error',

@@ -2,7 +2,7 @@ import { ERROR_CODES, type ErrorCode } from '../domain/errors.js';
 import type { RedisClient } from '../queue/connection.js';
 import type { DeadLetterStore } from '../queue/dead-letter.js';
 import type { Keys } from '../queue/keys.js';
-import type { ReportsData } from '../http/admin/reports-view.js';
+import type { ReportsData } from './reports-data.js';
 import type { VarianceStore } from '../variance/store.js';
 import { sourceAges } from './silence.js';
 import { HOUR_MS, eventsPerHour, hourStart, lastEvents } from './store.js';

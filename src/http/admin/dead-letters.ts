@@ -7,7 +7,8 @@ import { describeTally, isEmptyFilter, parseFilter, tally, type DlqFilter } from
 import type { AdminAuth, Viewer } from './auth.js';
 import { confirmView, discardResultView, entryView, FILTER_FIELDS, listView, replayResultView, type Action, type FilterFields } from './dead-letter-views.js';
 import { waitingView } from './waiting-view.js';
-import { reportsView, type ReportsData } from './reports-view.js';
+import type { ReportsData } from '../../activity/reports-data.js';
+import { reportsView } from './reports-view.js';
 import { html, page, type Html } from './html.js';
 
 export const PAGE_SIZE = 50;

@@ -10,7 +10,7 @@ import { registerBoard } from './board.js';
 import { registerDeadLetterRoutes } from './dead-letters.js';
 import { refuse, registerLogin, type LoginRate } from './login.js';
 import type { Operator } from './operators.js';
-import type { ReportsData } from './reports-view.js';
+import type { ReportsData } from '../../activity/reports-data.js';
 import { createSessionStore } from './sessions.js';
 
 /** The admin routes' dependencies; without them (no operator configured) /admin/* is a 404. */

@@ -1,4 +1,6 @@
+import type { ChartInput } from '../../activity/reports-data.js';
 import { html, type Html } from './html.js';
+
 
 /**
  * PURE: a small line chart as inline SVG, rendered on the server (the admin pages allow no
@@ -6,17 +8,7 @@ import { html, type Html } from './html.js';
  * starts at 0 and its top is the largest value.
  */
 
-export interface Series {
-  name: string;
-  values: readonly number[];
-}
 
-export interface ChartInput {
-  title: string;
-  /** Bucket start times (epoch ms), oldest first; every series has one value per bucket. */
-  buckets: readonly number[];
-  series: readonly Series[];
-}
 
 const W = 640;
 const H = 200;

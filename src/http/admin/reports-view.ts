@@ -1,17 +1,10 @@
-import type { SourceAge } from '../../activity/silence.js';
 import { describeAge } from '../../processors/waiting.js';
-import type { VarianceEntry } from '../../variance/store.js';
 import { html, type Html } from './html.js';
-import { lineChart, type ChartInput } from './plot.js';
+import { lineChart } from './plot.js';
+import type { ReportsData } from '../../activity/reports-data.js';
+
 
 /** What the dead-letter page shows above its list besides the waiting records (src/daemon/serve.ts reads it). */
-export interface ReportsData {
-  sources: SourceAge[];
-  silenceS: number;
-  variances: { total: number; entries: VarianceEntry[] };
-  events: ChartInput;
-  deadLetters: ChartInput;
-}
 
 /** PURE: silence warnings, the two plots, the largest tax variances. */
 export function reportsView(data: ReportsData): Html {
