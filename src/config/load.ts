@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { TaxsyncError } from '../domain/errors.js';
 import { Secret } from '../domain/secret.js';
+import { blankToUndefined, secret, secretList } from '../domain/env-fields.js';
 import { apiUrlProblem, isLoopbackHost } from '../api/url-policy.js';
+import { CONNECTOR_LIST, type ConnectorId } from '../connectors/registry.js';
+import type { ConnectorConfig } from '../connectors/types.js';
 
 /**
  * The one reader of process.env. Every setting has a name, a default and a line in
@@ -13,10 +16,7 @@ import { apiUrlProblem, isLoopbackHost } from '../api/url-policy.js';
  */
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export const WEBHOOK_CONNECTORS = ['shopify', 'stripe', 'woocommerce', 'erp'] as const;
-export type WebhookConnectorId = (typeof WEBHOOK_CONNECTORS)[number];
 
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const optionalString = z.preprocess(blankToUndefined, z.string().trim().optional());
 const int = (min: number, max: number, fallback: number) =>
   z.preprocess(
@@ -61,22 +61,6 @@ const flag = z.preprocess(
   blankToUndefined,
   z.enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' }).default('0').transform((v) => v === '1' || v === 'true'),
 );
-const secretList = z.preprocess(
-  blankToUndefined,
-  z
-    .string()
-    .optional()
-    .transform((v) =>
-      v === undefined
-        ? []
-        : v
-            .split(',')
-            .map((s) => s.trim())
-            .filter((s) => s.length > 0)
-            .map((s) => new Secret(s)),
-    ),
-);
-const secret = z.preprocess(blankToUndefined, z.string().optional().transform((v) => (v === undefined ? undefined : new Secret(v))));
 
 /** Tokens that open the admin routes or /metrics: long enough that guessing is hopeless. */
 /**
@@ -195,10 +179,6 @@ const EnvSchema = z.object({
     blankToUndefined,
     z.coerce.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(0, { error: 'must be at least 0' }).max(65_535, { error: 'must be at most 65535' }).optional(),
   ),
-  SHOPIFY_WEBHOOK_SECRET: secretList,
-  STRIPE_WEBHOOK_SECRET: secretList,
-  WOOCOMMERCE_WEBHOOK_SECRET: secretList,
-  ERP_WEBHOOK_SECRET: secretList,
   TAXSYNC_ADMIN_TOKEN: longSecret,
   TAXSYNC_ADMIN_TOKENS: operatorList,
   TAXSYNC_ADMIN_LOGIN_MAX_ATTEMPTS: int(1, 10_000, 10),
@@ -346,12 +326,6 @@ function buildConfig(env: Env) {
       woocommerce: { apiUrl: env.WOOCOMMERCE_API_URL, consumerKey: env.WOOCOMMERCE_CONSUMER_KEY, consumerSecret: env.WOOCOMMERCE_CONSUMER_SECRET },
     },
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
-    webhookSecrets: {
-      shopify: env.SHOPIFY_WEBHOOK_SECRET,
-      stripe: env.STRIPE_WEBHOOK_SECRET,
-      woocommerce: env.WOOCOMMERCE_WEBHOOK_SECRET,
-      erp: env.ERP_WEBHOOK_SECRET,
-    } satisfies Record<WebhookConnectorId, Secret[]>,
     admin: {
       /** Who may use /admin: TAXSYNC_ADMIN_TOKEN is the operator `admin`, TAXSYNC_ADMIN_TOKENS names the others. None: /admin is off. */
       operators: [...(env.TAXSYNC_ADMIN_TOKEN ? [{ name: 'admin', token: env.TAXSYNC_ADMIN_TOKEN }] : []), ...env.TAXSYNC_ADMIN_TOKENS] as Operator[],
@@ -375,7 +349,14 @@ function buildConfig(env: Env) {
   };
 }
 
-export type Config = DeepReadonly<ReturnType<typeof buildConfig>>;
+/**
+ * Each connector's webhook secrets (its `secretVariable`, e.g. SHOPIFY_WEBHOOK_SECRET), by id: every
+ * registered connector has an entry (empty when unset); a connector given to loadConfig besides
+ * them (a test's) is read the same way.
+ */
+export type WebhookSecrets = { readonly [K in ConnectorId]: readonly Secret[] } & { readonly [id: string]: readonly Secret[] | undefined };
+
+export type Config = DeepReadonly<ReturnType<typeof buildConfig>> & { readonly webhookSecrets: WebhookSecrets };
 type DeepReadonly<T> = T extends Secret ? T : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
 /** The variables the cross-variable rules read, taken leniently so they run even when others are bad. */
@@ -465,14 +446,28 @@ function deepFreeze<T>(value: T): T {
  * Parses the environment once. Throws a CONFIG_INVALID TaxsyncError whose message names every bad
  * variable (never its value when the variable holds a secret).
  */
-export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(
+  source: Record<string, string | undefined> = process.env,
+  /** Connectors besides the registry's whose variables are read too (a test's own platform). */
+  extraConnectors: readonly ConnectorConfig[] = [],
+): Config {
+  const connectors = [...CONNECTOR_LIST, ...extraConnectors];
   const parsed = EnvSchema.safeParse(source);
+  const secrets = connectorSecretsSchema(connectors).safeParse(source);
   const problems = [
     ...(parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)),
+    ...(secrets.success ? [] : secrets.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)),
     ...crossFieldProblems(crossView(source)),
   ];
-  if (!parsed.success || problems.length > 0) throw configError(problems);
-  return deepFreeze(buildConfig(parsed.data));
+  if (!parsed.success || !secrets.success || problems.length > 0) throw configError(problems);
+  // Every registered connector has its entry: the list above starts with CONNECTOR_LIST.
+  const webhookSecrets = Object.fromEntries(connectors.map((c) => [c.id, secrets.data[c.secretVariable] ?? []])) as unknown as WebhookSecrets;
+  return deepFreeze({ ...buildConfig(parsed.data), webhookSecrets });
+}
+
+/** The webhook-secret variable of each connector, as its connector declares it. */
+function connectorSecretsSchema(connectors: readonly ConnectorConfig[]) {
+  return z.object(Object.fromEntries(connectors.map((c) => [c.secretVariable, secretList])));
 }
 
 function configError(problems: string[]): TaxsyncError {

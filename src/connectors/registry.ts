@@ -6,16 +6,22 @@ import type { Settings } from '../config/settings.js';
 import type { Connector } from './types.js';
 
 /**
- * Every connector, by id. Adding a connector is one folder under src/connectors/ and one line
- * here; the conformance test (test/unit/connectors/conformance.test.ts) picks it up with its
- * fixtures under test/fixtures/connectors/<id>/.
+ * THE list of connectors: adding a platform is one folder under src/connectors/ and one line here
+ * (docs/connectors.md, "Adding a platform"). Its `config.ts` gives src/config its variables, the
+ * HTTP server its route `/webhooks/<id>`, and the conformance test
+ * (test/unit/connectors/conformance.test.ts) picks it up with its fixtures under
+ * test/fixtures/connectors/<id>/.
  */
-export const CONNECTORS: Readonly<Record<string, Connector>> = {
-  shopify: shopifyConnector,
-  stripe: stripeConnector,
-  woocommerce: woocommerceConnector,
-  erp: erpConnector,
-};
+const REGISTERED = [shopifyConnector, stripeConnector, woocommerceConnector, erpConnector] as const;
+
+/** The id of a registered connector: `shopify`, `stripe`, `woocommerce`, `erp`. */
+export type ConnectorId = (typeof REGISTERED)[number]['id'];
+
+/** Every connector, in registration order (config, routes, and `taxsync status` follow it). */
+export const CONNECTOR_LIST: readonly Connector[] = REGISTERED;
+
+/** Every connector, by id. */
+export const CONNECTORS: Readonly<Record<string, Connector>> = Object.fromEntries(REGISTERED.map((c) => [c.id, c]));
 
 export function getConnector(id: string): Connector | undefined {
   return Object.hasOwn(CONNECTORS, id) ? CONNECTORS[id] : undefined;

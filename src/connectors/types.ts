@@ -54,8 +54,28 @@ export type ParseResult =
  * before any parsing and in constant time; `parse` runs only on verified deliveries. The reason
  * of a failed verification never contains a signature or a secret.
  */
-export interface Connector {
+/**
+ * What a connector declares to the configuration, in its own pure `config.ts` (zod and src/domain
+ * only, so src/config reads it without a cycle): src/config/load.ts reads these variables for
+ * every connector of the registry and names no platform itself.
+ */
+export interface ConnectorConfig {
+  /** The route (`/webhooks/<id>`), the key of config.webhookSecrets and of settings' `sources`. */
   readonly id: string;
+  /** The variable holding its webhook secret (comma-separated during a rotation): SHOPIFY_WEBHOOK_SECRET. */
+  readonly secretVariable: string;
+  /**
+   * The fixed, printed webhook secret of the zero-configuration start (never used with a real API).
+   * Without one the connector stays off until its secret is configured.
+   */
+  readonly devSecret?: string;
+}
+
+export function defineConnectorConfig<const C extends ConnectorConfig>(config: C): C {
+  return config;
+}
+
+export interface Connector extends ConnectorConfig {
   /** The `source` used when settings name none: the connector id, `api` for the ERP. */
   readonly defaultSource: string;
   /** Whether the signature covers a timestamp that verify holds to the tolerance (Stripe, ERP). */
@@ -68,11 +88,6 @@ export interface Connector {
   parse(req: WebhookRequest, settings: ConnectorSettings): ParseResult;
   /** Headers that make `rawBody` a correctly signed delivery: for tests, fixtures and `taxsync demo`. */
   sign(rawBody: Buffer, secret: string, now: Date): Record<string, string>;
-  /**
-   * The fixed, printed webhook secret of the zero-configuration start (never used with a real API).
-   * Without one the connector stays off until its secret is configured.
-   */
-  readonly devSecret?: string;
   /**
    * The headers `parse` reads, rebuilt from what a dead-letter entry kept (topic, delivery id), so
    * `dlq replay --remap` reads the delivery again. Signatures are not needed: it was verified when

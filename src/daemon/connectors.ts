@@ -1,33 +1,40 @@
 import { Secret } from '../domain/secret.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
-import { CONNECTORS, DEV_SECRETS, sourceOf } from '../connectors/registry.js';
+import { CONNECTOR_LIST } from '../connectors/registry.js';
+import type { Connector } from '../connectors/types.js';
 import type { EnabledConnector } from '../http/webhooks.js';
 
 export type SecretsById = Readonly<Record<string, readonly Secret[]>>;
 
-/** A connector is enabled when its secret is set; its source comes from settings, never a payload. */
-export function enabledConnectors(secrets: SecretsById, settings: Settings, config: Config): Record<string, EnabledConnector> {
+/**
+ * A connector is enabled when its secret is set; its source comes from settings (else its
+ * default), never a payload. `connectors`: the registry's, and in a test its own platform too.
+ */
+export function enabledConnectors(
+  secrets: SecretsById,
+  settings: Settings,
+  config: Config,
+  connectors: readonly Connector[] = CONNECTOR_LIST,
+): Record<string, EnabledConnector> {
   const enabled: Record<string, EnabledConnector> = {};
-  for (const [id, connector] of Object.entries(CONNECTORS)) {
-    const accepted = secrets[id] ?? [];
+  for (const connector of connectors) {
+    const accepted = secrets[connector.id] ?? [];
     if (accepted.length === 0) continue;
-    enabled[id] = {
+    enabled[connector.id] = {
       connector,
-      settings: { source: sourceOf(id, settings), secrets: accepted, toleranceSeconds: config.webhooks.toleranceSeconds },
+      settings: { source: settings.sources[connector.id] ?? connector.defaultSource, secrets: accepted, toleranceSeconds: config.webhooks.toleranceSeconds },
     };
   }
   return enabled;
 }
 
-
 /** The configured secrets, with development ones for connectors that have none when `withDev`. */
-export function webhookSecrets(config: Config, withDev: boolean): SecretsById {
+export function webhookSecrets(config: Config, withDev: boolean, connectors: readonly Connector[] = CONNECTOR_LIST): SecretsById {
   const out: Record<string, readonly Secret[]> = {};
-  for (const id of Object.keys(CONNECTORS)) {
-    const configured = (config.webhookSecrets as Record<string, readonly Secret[] | undefined>)[id] ?? [];
-    const dev = DEV_SECRETS[id];
-    out[id] = configured.length > 0 || !withDev || dev === undefined ? configured : [new Secret(dev)];
+  for (const { id, devSecret } of connectors) {
+    const configured = config.webhookSecrets[id] ?? [];
+    out[id] = configured.length > 0 || !withDev || devSecret === undefined ? configured : [new Secret(devSecret)];
   }
   return out;
 }

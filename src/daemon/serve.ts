@@ -12,6 +12,8 @@ import { answers, closeQueues, createQueues, createRedis, WEBHOOK_COMMAND_TIMEOU
 import { createAuditLog } from '../queue/audit.js';
 import { createKeys } from '../queue/keys.js';
 import { createDlqDeps } from '../dead-letters/open.js';
+import { CONNECTOR_LIST } from '../connectors/registry.js';
+import type { Connector } from '../connectors/types.js';
 import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
 import { listenError, type Lifecycle } from './lifecycle.js';
 import { queueSource } from './metrics-server.js';
@@ -32,6 +34,8 @@ export async function startServe(deps: {
   metrics?: Metrics;
   /** Defaults to the configured secrets. */
   secrets?: SecretsById;
+  /** Connectors served besides the registry's (a test's own platform); their secrets come from the config. */
+  extraConnectors?: readonly Connector[];
   /** The URL of the built-in emulator this process sends to (`taxsync start`), for /healthz. */
   emulatorUrl?: string;
 }): Promise<ServeHandle> {
@@ -53,7 +57,8 @@ export async function startServe(deps: {
   const metrics = deps.metrics ?? createMetrics();
   const keys = createKeys(config.redis.prefix);
   metrics.watchQueues(queueSource(queues, connection, keys));
-  const connectors = enabledConnectors(deps.secrets ?? webhookSecrets(config, false), deps.settings, config);
+  const served = [...CONNECTOR_LIST, ...(deps.extraConnectors ?? [])];
+  const connectors = enabledConnectors(deps.secrets ?? webhookSecrets(config, false, served), deps.settings, config, served);
   // The webhooks and the dead-letter tools queue work through the same producer.
   const dlq = createDlqDeps(connection, queues, config, deps.settings);
   // Said at start, and refused at start when it cannot work (AOF off with TAXSYNC_ACK_DURABILITY=aof).
@@ -99,7 +104,8 @@ export async function startServe(deps: {
   }
   logger.info({ address, connectors: Object.keys(connectors) }, `taxsync is listening on ${address}`);
   if (Object.keys(connectors).length === 0) {
-    logger.warn('no connector is enabled: set SHOPIFY_WEBHOOK_SECRET, STRIPE_WEBHOOK_SECRET, WOOCOMMERCE_WEBHOOK_SECRET or ERP_WEBHOOK_SECRET');
+    const variables = CONNECTOR_LIST.map((c) => c.secretVariable);
+    logger.warn(`no connector is enabled: set ${variables.slice(0, -1).join(', ')} or ${variables.at(-1)}`);
   }
   return { app, metrics, address };
 }

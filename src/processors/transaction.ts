@@ -68,11 +68,16 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
   }
 
   /** The refund's original as the tax engine has it, with taxsync's canonical invoice when known. */
-  async function original(invoiceKey: RecordKey): Promise<OriginalTransaction | undefined> {
+  async function original(invoiceKey: RecordKey): Promise<OriginalTransaction | 'recording' | undefined> {
     const engine = await found(() => deps.tax.transactions.getByKey(invoiceKey.source, invoiceKey.external_id));
     if (!engine) return undefined;
     const state = await deps.records.read(invoiceKey);
     const invoice = previousInvoice(state.appliedEvent);
+    // The engine holds the invoice a moment before taxsync records its write as applied. A refund
+    // read in between would fall back to the engine's amounts (whose is_tax_inclusive a service may
+    // leave out) although taxsync is about to hold the canonical invoice: it waits for that instead.
+    // Only an invoice taxsync never received (sent before it went live) is read from the engine.
+    if (invoice === undefined && state.event !== undefined && state.appliedSeq < state.seq) return 'recording';
     return {
       id: engine.id,
       ...(invoice ? { invoice } : {}),
@@ -136,6 +141,9 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
         const invoiceId = event.data.invoice_external_id ?? previous?.invoice_external_id;
         const invoiceKey = invoiceId === undefined ? undefined : { kind: 'transaction' as const, source: key.source, external_id: invoiceId };
         const origin = invoiceKey ? await original(invoiceKey) : undefined;
+        if (invoiceKey && origin === 'recording') {
+          return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is being written to the tax engine`, missing: { record: invoiceKey, what: 'original' } };
+        }
         if (invoiceKey && !origin) {
           return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is not in the tax engine yet`, missing: { record: invoiceKey, what: 'original' } };
         }
@@ -143,7 +151,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
           const refundCtx = {
             key,
             settings,
-            ...(origin ? { original: origin } : {}),
+            ...(origin && origin !== 'recording' ? { original: origin } : {}),
             alreadyRefunded: invoiceKey ? await deps.ledger.claimedByOthers(invoiceKey, key.external_id) : new Money(0),
           };
           const mapped =

@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../src/config/index.js';
 import { Secret } from '../../src/domain/secret.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/config/settings.js';
 import { CONNECTORS } from '../../src/connectors/registry.js';
+import type { Connector } from '../../src/connectors/types.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { testVariety } from './emulator-variety.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -98,13 +99,15 @@ export interface DaemonOptions {
   onEmulator?: (emulator: Emulator & { url: string }) => void;
   /** The TAXSYNC_CONFIG settings (mapping, VAT). @defaultValue DEFAULT_SETTINGS */
   settings?: Settings;
+  /** Connectors besides the registry's (a test's own platform), given to loadConfig and startServe. */
+  extraConnectors?: readonly Connector[];
 }
 
 /** The daemon as `taxsync start` runs it (webhooks + workers in one process) against an emulator. */
 export async function startDaemon(redisUrl: string, prefix: string, options: DaemonOptions = {}): Promise<Daemon> {
   const emulator = await startEmulator({ variety: testVariety(), ...options.emulator, port: 0, host: '127.0.0.1', control: true });
   options.onEmulator?.(emulator);
-  const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env });
+  const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env }, options.extraConnectors);
   const settings = options.settings ?? DEFAULT_SETTINGS;
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
@@ -132,6 +135,7 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
     logger,
     lifecycle,
     ...(options.emulatorOnHealthz ? { emulatorUrl: emulator.url } : {}),
+    ...(options.extraConnectors ? { extraConnectors: options.extraConnectors } : {}),
   });
   return {
     config,

@@ -10,6 +10,7 @@ import { CanonicalEvent } from '../../src/domain/events.js';
  */
 export const testConnector = defineConnector({
   id: 'test',
+  secretVariable: 'TEST_WEBHOOK_SECRET',
   defaultSource: 'api',
   signsTimestamp: false,
   contentTypes: ['application/json'],

@@ -1,6 +1,7 @@
 import { invalidFromZod, parseJsonBody } from '../shared/parse.js';
+import { erpConfig } from './config.js';
 import { defineConnector, type ConnectorSettings, type ParseResult, type WebhookRequest } from '../types.js';
-import { CONNECTOR_ID, mapErpBody } from './map.js';
+import { mapErpBody } from './map.js';
 import { ErpBody, WEBHOOK_ID_HEADER } from './schemas.js';
 import { signErp, verifyErp } from './verify.js';
 
@@ -10,12 +11,11 @@ import { signErp, verifyErp } from './verify.js';
  * docs/connectors-stripe-erp.md has the rules.
  */
 export const erpConnector = defineConnector({
-  id: CONNECTOR_ID,
+  ...erpConfig,
   defaultSource: 'api',
   signsTimestamp: true,
   contentTypes: ['application/json'],
   verify: verifyErp,
-  devSecret: 'whsec_ZGV2LWVycC1zZWNyZXQtMzItYnl0ZXMtbG9uZyE=',
   replayHeaders: ({ deliveryId }) => ({ 'webhook-id': deliveryId }),
   parse: parseErp,
   sign: signErp,

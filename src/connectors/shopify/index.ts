@@ -1,3 +1,4 @@
+import { shopifyConfig } from './config.js';
 import { defineConnector, type ParseResult, type WebhookRequest } from '../types.js';
 import { toCanonicalEvents } from '../shared/canonical.js';
 import { invalidFromZod, parseJsonBody } from '../shared/parse.js';
@@ -29,12 +30,11 @@ function triggeredAt(req: WebhookRequest): Date | undefined {
 }
 
 export const shopifyConnector = defineConnector({
-  id: CONNECTOR_ID,
+  ...shopifyConfig,
   defaultSource: CONNECTOR_ID,
   signsTimestamp: false,
   contentTypes: ['application/json'],
   verify: verifyShopify,
-  devSecret: 'dev-shopify-secret',
   replayHeaders: ({ topic, deliveryId }) => ({ 'x-shopify-topic': topic, 'x-shopify-event-id': deliveryId }),
 
   parse(req, settings): ParseResult {

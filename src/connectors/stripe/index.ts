@@ -1,4 +1,5 @@
 import { invalidFromZod, parseJsonBody } from '../shared/parse.js';
+import { stripeConfig } from './config.js';
 import { defineConnector, type ConnectorSettings, type ParseResult, type WebhookRequest } from '../types.js';
 import { CONNECTOR_ID, STRIPE_EVENT_TYPES, isHandledType, mapCreditNoteEvent, mapCustomerEvent, mapInvoiceEvent, type StripeMapResult } from './map.js';
 import { StripeCreditNoteEvent, StripeCustomerEvent, StripeEventEnvelope, StripeInvoiceEvent } from './schemas.js';
@@ -10,12 +11,11 @@ import { signStripe, verifyStripe } from './verify.js';
  * events handled and the mapping rules.
  */
 export const stripeConnector = defineConnector({
-  id: CONNECTOR_ID,
+  ...stripeConfig,
   defaultSource: CONNECTOR_ID,
   signsTimestamp: true,
   contentTypes: ['application/json'],
   verify: verifyStripe,
-  devSecret: 'whsec_dev_stripe_secret',
   parse: parseStripe,
   sign: signStripe,
 });

@@ -1,3 +1,4 @@
+import { woocommerceConfig } from './config.js';
 import { defineConnector, type ParseResult, type WebhookRequest } from '../types.js';
 import { toCanonicalEvents } from '../shared/canonical.js';
 import { invalidFromZod, parseJsonBody } from '../shared/parse.js';
@@ -29,13 +30,12 @@ function header(req: WebhookRequest, name: string): string | undefined {
 }
 
 export const woocommerceConnector = defineConnector({
-  id: CONNECTOR_ID,
+  ...woocommerceConfig,
   defaultSource: CONNECTOR_ID,
   signsTimestamp: false,
   contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
   isPing: isWooPing,
   verify: verifyWoo,
-  devSecret: 'dev-woocommerce-secret',
   replayHeaders: ({ topic, deliveryId }) => ({ 'x-wc-webhook-topic': topic, 'x-wc-webhook-delivery-id': deliveryId }),
 
   parse(req, settings): ParseResult {
