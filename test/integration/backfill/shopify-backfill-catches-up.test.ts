@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../../src/domain/secret.js';
 import { shopifyConnector } from '../../../src/connectors/shopify/index.js';
 import { runOrdersBackfill } from '../../../src/backfill/run.js';
 import { createShopifyLister } from '../../../src/backfill/shopify.js';
 import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
+import { backfillDeps, closeServer, listenLocal } from '../../helpers/backfill-fake.js';
 import { useRedis } from '../../helpers/redis.js';
 
 /**
@@ -93,21 +93,14 @@ describe('taxsync backfill --source shopify (fake Admin REST API, real Redis)', 
         // One order per page, so the paging is exercised.
         .end(JSON.stringify({ orders: listed.slice(cursor.at, cursor.at + 1) }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = await listenLocal(server);
   });
   afterEach(async () => {
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeServer(server);
     await pipeline.close();
   });
 
-  const deps = () => ({
-    redis: pipeline.producerConnection,
-    keys: pipeline.keys,
-    producer: pipeline.producer,
-    lister: createShopifyLister({ apiUrl: `${url}${VERSION_PATH}/`, accessToken: new Secret('shpat_backfill'), sleep: (ms: number) => (sleeps.push(ms), Promise.resolve()) }),
-    source: 'shopify',
-  });
+  const deps = () => backfillDeps(pipeline, 'shopify', createShopifyLister({ apiUrl: `${url}${VERSION_PATH}/`, accessToken: new Secret('shpat_backfill'), sleep: (ms: number) => (sleeps.push(ms), Promise.resolve()) }));
 
   async function deliverTwdWebhook(): Promise<void> {
     const parsed = shopifyConnector.parse({ rawBody: Buffer.from(JSON.stringify(TWD.body)), headers: TWD.headers } as never, { source: 'shopify' } as never);

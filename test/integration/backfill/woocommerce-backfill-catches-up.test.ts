@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../../src/domain/secret.js';
 import { wooRefundExternalId } from '../../../src/connectors/woocommerce/map.js';
@@ -8,6 +7,7 @@ import { woocommerceConnector } from '../../../src/connectors/woocommerce/index.
 import { runOrdersBackfill } from '../../../src/backfill/run.js';
 import { createWooLister } from '../../../src/backfill/woocommerce.js';
 import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
+import { backfillDeps, closeServer, listenLocal } from '../../helpers/backfill-fake.js';
 import { useRedis } from '../../helpers/redis.js';
 
 /**
@@ -66,21 +66,14 @@ describe('taxsync backfill --source woocommerce (fake WC REST API, real Redis)',
         .writeHead(200, { 'content-type': 'application/json; charset=UTF-8', 'x-wp-total': String(listed.length), 'x-wp-totalpages': String(Math.ceil(listed.length / perPage)) })
         .end(JSON.stringify(listed.slice((page - 1) * perPage, page * perPage)));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = await listenLocal(server);
   });
   afterEach(async () => {
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeServer(server);
     await pipeline.close();
   });
 
-  const deps = () => ({
-    redis: pipeline.producerConnection,
-    keys: pipeline.keys,
-    producer: pipeline.producer,
-    lister: createWooLister({ apiUrl: url, consumerKey: new Secret('ck_backfill'), consumerSecret: new Secret('cs_backfill'), sleep: () => Promise.resolve() }),
-    source: 'woocommerce',
-  });
+  const deps = () => backfillDeps(pipeline, 'woocommerce', createWooLister({ apiUrl: url, consumerKey: new Secret('ck_backfill'), consumerSecret: new Secret('cs_backfill'), sleep: () => Promise.resolve() }));
 
   async function deliver(f: Fixture): Promise<void> {
     const parsed = woocommerceConnector.parse({ rawBody: Buffer.from(JSON.stringify(f.body)), headers: f.headers, receivedAt: new Date(f.receivedAt) } as never, { source: 'woocommerce' } as never);
