@@ -1,6 +1,8 @@
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import type { Producer } from '../queue/producer.js';
+import { shopifyBackfillDeliveries, type BackfillDelivery, type OrderLister } from './shopify.js';
+import { wooBackfillDeliveries } from './woocommerce.js';
 import { backfillEvents, type StripeLister, type StripeResource } from './stripe.js';
 
 /**
@@ -9,6 +11,9 @@ import { backfillEvents, type StripeLister, type StripeResource } from './stripe
  * dedupe by delivery id): what taxsync already holds is a duplicate or stale and changes nothing,
  * what it missed (an outage) is queued. Each object is accepted with the checkpoint in the same
  * transaction, so an interrupted run continues after the last object it stored.
+ * `--source shopify`: every order Shopify lists as updated since the time, as `orders/updated`,
+ * and each refund in its `refunds` array as `refunds/create`, the same way. `--source woocommerce`:
+ * every order WooCommerce lists as modified since the time, as `order.updated` (refunds inside).
  */
 
 export interface BackfillSummary {
@@ -21,20 +26,56 @@ export interface BackfillSummary {
   resumed_after: string | null;
 }
 
-export interface BackfillDeps {
+interface CommonDeps {
   redis: RedisClient;
   keys: Pick<Keys, 'prefix'>;
   producer: Pick<Producer, 'accept' | 'isDuplicateDelivery'>;
-  lister: StripeLister;
   source: string;
-  onProgress?: (resource: StripeResource, listed: number) => void;
+  onProgress?: (resource: string, listed: number) => void;
 }
+
+export interface BackfillDeps extends CommonDeps {
+  lister: StripeLister;
+}
+
+export interface OrdersBackfillDeps extends CommonDeps {
+  lister: OrderLister;
+}
+
+type Checkpoint = { key: string; value: string; ttlMs: number };
+
+/**
+ * One delivery through the webhooks' dedupe and producer; the checkpoint (when given) is stored
+ * with it in the same step, or alone when nothing is queued.
+ */
+async function acceptDelivery(deps: CommonDeps, connector: 'stripe' | 'shopify' | 'woocommerce', summary: BackfillSummary, delivery: BackfillDelivery, checkpoint: Checkpoint | undefined): Promise<void> {
+  const { result } = delivery;
+  const mark = async () => {
+    if (checkpoint) await deps.redis.set(checkpoint.key, checkpoint.value, 'PX', checkpoint.ttlMs);
+  };
+  if (result.kind !== 'events') {
+    if (result.kind === 'ignored') summary.ignored += 1;
+    else summary.invalid.push({ id: delivery.objectId, message: result.message });
+    await mark();
+    return;
+  }
+  if (await deps.producer.isDuplicateDelivery(connector, delivery.id)) {
+    summary.known += 1;
+    await mark();
+    return;
+  }
+  const accepted = await deps.producer.accept({ events: result.events, delivery: { connector, id: delivery.id }, ...(checkpoint && { checkpoint }) });
+  if (accepted.outcomes.some((o) => o === 'queued')) summary.queued += 1;
+  else summary.known += 1;
+}
+
+const checkpointKeyOf = (deps: CommonDeps, platform: string, since: Date) => `${deps.keys.prefix}:backfill:${platform}:${Math.floor(since.getTime() / 1000)}`;
 
 const RESOURCES: readonly StripeResource[] = ['invoices', 'credit_notes'];
 const CHECKPOINT_TTL_MS = 7 * 86_400_000;
 
 export async function runStripeBackfill(deps: BackfillDeps, options: { since: Date; fresh?: boolean }): Promise<BackfillSummary> {
-  const checkpointKey = `${deps.keys.prefix}:backfill:stripe:${Math.floor(options.since.getTime() / 1000)}`;
+  const checkpointKey = checkpointKeyOf(deps, 'stripe', options.since);
   if (options.fresh) await deps.redis.del(checkpointKey);
   const stored = await deps.redis.get(checkpointKey);
   const summary: BackfillSummary = { listed: 0, queued: 0, known: 0, ignored: 0, invalid: [], resumed_after: stored };
@@ -50,26 +91,56 @@ export async function runStripeBackfill(deps: BackfillDeps, options: { since: Da
         summary.listed += 1;
         const { id, result } = backfillEvents(resource, object, deps.source);
         const checkpoint = { key: checkpointKey, value: `${resource} ${object.id}`, ttlMs: CHECKPOINT_TTL_MS };
-        if (result.kind !== 'events') {
-          if (result.kind === 'ignored') summary.ignored += 1;
-          else summary.invalid.push({ id: object.id, message: result.message });
-          await deps.redis.set(checkpoint.key, checkpoint.value, 'PX', checkpoint.ttlMs);
-          continue;
-        }
-        if (await deps.producer.isDuplicateDelivery('stripe', id)) {
-          summary.known += 1;
-          await deps.redis.set(checkpoint.key, checkpoint.value, 'PX', checkpoint.ttlMs);
-          continue;
-        }
-        const accepted = await deps.producer.accept({ events: result.events, delivery: { connector: 'stripe', id }, checkpoint });
-        if (accepted.outcomes.some((o) => o === 'queued')) summary.queued += 1;
-        else summary.known += 1;
+        await acceptDelivery(deps, 'stripe', summary, { objectId: object.id, id, result }, checkpoint);
       }
       deps.onProgress?.(resource, summary.listed);
       const last = page.data[page.data.length - 1];
       if (!page.has_more || last === undefined) break;
       after = last.id;
     }
+  }
+  await deps.redis.del(checkpointKey);
+  return summary;
+}
+
+/**
+ * `taxsync backfill --source shopify|woocommerce`. The checkpoint is `orders <order id> <cursor of
+ * its page, or - for the first>`: a resumed run asks for that page again and continues after the
+ * order. The checkpoint goes with an order's last delivery (the order, then its refunds), so an
+ * interruption never skips a refund.
+ */
+export async function runOrdersBackfill(
+  platform: 'shopify' | 'woocommerce',
+  deps: OrdersBackfillDeps,
+  options: { since: Date; fresh?: boolean },
+): Promise<BackfillSummary> {
+  const deliveriesOf = platform === 'shopify' ? shopifyBackfillDeliveries : wooBackfillDeliveries;
+  const checkpointKey = checkpointKeyOf(deps, platform, options.since);
+  if (options.fresh) await deps.redis.del(checkpointKey);
+  const stored = await deps.redis.get(checkpointKey);
+  const summary: BackfillSummary = { listed: 0, queued: 0, known: 0, ignored: 0, invalid: [], resumed_after: stored };
+  const [, doneOrder, donePage] = stored === null ? [] : stored.split(' ');
+  let cursor = donePage === undefined || donePage === '-' ? undefined : donePage;
+  let skipThrough = doneOrder;
+  for (;;) {
+    const page = await deps.lister.page(options.since, cursor);
+    let orders = page.orders;
+    if (skipThrough !== undefined) {
+      const done = orders.findIndex((o) => String(o.id) === skipThrough);
+      orders = orders.slice(done + 1);
+      skipThrough = undefined;
+    }
+    for (const order of orders) {
+      const deliveries = deliveriesOf(order, deps.source);
+      const checkpoint = { key: checkpointKey, value: `orders ${String(order.id)} ${cursor ?? '-'}`, ttlMs: CHECKPOINT_TTL_MS };
+      for (const [i, delivery] of deliveries.entries()) {
+        summary.listed += 1;
+        await acceptDelivery(deps, platform, summary, delivery, i === deliveries.length - 1 ? checkpoint : undefined);
+      }
+    }
+    deps.onProgress?.('orders', summary.listed);
+    if (page.next === undefined) break;
+    cursor = page.next;
   }
   await deps.redis.del(checkpointKey);
   return summary;

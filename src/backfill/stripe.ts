@@ -1,8 +1,8 @@
-import { request } from 'undici';
 import { z } from 'zod';
 import type { Secret } from '../domain/secret.js';
 import { mapCreditNoteEvent, mapInvoiceEvent } from '../connectors/stripe/map.js';
 import { StripeCreditNoteEvent, StripeInvoiceEvent } from '../connectors/stripe/schemas.js';
+import { getListPage } from './get.js';
 
 /**
  * Stripe's own API for `taxsync backfill --source stripe`: invoices and credit notes created since
@@ -33,22 +33,10 @@ export function createStripeLister(options: { baseUrl: string; apiKey: Secret; s
       url.searchParams.set('limit', '100');
       url.searchParams.set('created[gte]', String(Math.floor(since.getTime() / 1000)));
       if (startingAfter !== undefined) url.searchParams.set('starting_after', startingAfter);
-      for (let attempt = 0; ; attempt += 1) {
-        const res = await request(url, { method: 'GET', headers: { authorization: `Bearer ${options.apiKey.reveal()}` } });
-        if (res.statusCode === 429 && attempt < 5) {
-          await res.body.dump();
-          const after = Number(res.headers['retry-after']);
-          await sleep(Number.isFinite(after) && after > 0 ? after * 1000 : 1000 * 2 ** attempt);
-          continue;
-        }
-        if (res.statusCode !== 200) {
-          await res.body.dump();
-          throw new Error(`Stripe answered ${res.statusCode} to GET /v1/${resource}`);
-        }
-        const parsed = StripeList.safeParse(await res.body.json());
-        if (!parsed.success) throw new Error(`Stripe's /v1/${resource} answer is not a list object: ${parsed.error.issues[0]?.message ?? ''}`);
-        return parsed.data;
-      }
+      const res = await getListPage(url, { platform: 'Stripe', headers: { authorization: `Bearer ${options.apiKey.reveal()}` }, sleep });
+      const parsed = StripeList.safeParse(res.body);
+      if (!parsed.success) throw new Error(`Stripe's /v1/${resource} answer is not a list object: ${parsed.error.issues[0]?.message ?? ''}`);
+      return parsed.data;
     },
   };
 }

@@ -154,6 +154,13 @@ const EnvSchema = z.object({
   /** `taxsync backfill --source stripe`: a restricted key with read access to invoices and credit notes. */
   STRIPE_API_KEY: secret,
   STRIPE_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().default('https://api.stripe.com')),
+  /** `taxsync backfill --source shopify`: the shop's Admin API base with its version, and an access token with read_orders. */
+  SHOPIFY_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
+  SHOPIFY_ACCESS_TOKEN: secret,
+  /** `taxsync backfill --source woocommerce`: the site's URL and a read REST API key pair. */
+  WOOCOMMERCE_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
+  WOOCOMMERCE_CONSUMER_KEY: secret,
+  WOOCOMMERCE_CONSUMER_SECRET: secret,
   TAX_API_CONNECT_TIMEOUT_MS: int(1, 600_000, 5_000),
   TAX_API_HEADERS_TIMEOUT_MS: int(1, 600_000, 30_000),
   TAX_API_BODY_TIMEOUT_MS: int(1, 600_000, 30_000),
@@ -313,7 +320,11 @@ function buildConfig(env: Env) {
     /** A source that sent before and has been quiet longer than this is silent (status, web view). */
     sourceSilenceMs: env.TAXSYNC_SOURCE_SILENCE,
     /** The platforms' own APIs, read by `taxsync backfill`. */
-    platforms: { stripe: { apiKey: env.STRIPE_API_KEY, apiUrl: env.STRIPE_API_URL } },
+    platforms: {
+      stripe: { apiKey: env.STRIPE_API_KEY, apiUrl: env.STRIPE_API_URL },
+      shopify: { apiUrl: env.SHOPIFY_API_URL, accessToken: env.SHOPIFY_ACCESS_TOKEN },
+      woocommerce: { apiUrl: env.WOOCOMMERCE_API_URL, consumerKey: env.WOOCOMMERCE_CONSUMER_KEY, consumerSecret: env.WOOCOMMERCE_CONSUMER_SECRET },
+    },
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     admin: {
       /** Who may use /admin: TAXSYNC_ADMIN_TOKEN is the operator `admin`, TAXSYNC_ADMIN_TOKENS names the others. None: /admin is off. */

@@ -1,6 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { createShopifyLister } from '../../backfill/shopify.js';
 import { createStripeLister } from '../../backfill/stripe.js';
-import { runStripeBackfill } from '../../backfill/run.js';
+import { runOrdersBackfill, runStripeBackfill } from '../../backfill/run.js';
+import { createWooLister } from '../../backfill/woocommerce.js';
 import { boot } from '../../daemon/boot.js';
 import { clientRedis } from '../../daemon/find-daemon.js';
 import { closeQueues, createQueues, createRedis, whenReady } from '../../queue/connection.js';
@@ -9,13 +11,13 @@ import { createKeys } from '../../queue/keys.js';
 import { parseSince } from '../../reconcile/since.js';
 import { createProgress } from '../progress.js';
 
-const PLATFORMS = ['stripe'] as const;
+const PLATFORMS = ['stripe', 'shopify', 'woocommerce'] as const;
 
 export function registerBackfillCommand(program: Command): void {
   program
     .command('backfill')
-    .description("catch up after an outage: read the platform's own API (Stripe: invoices and credit notes) since a time, through the same connector and dedupe as webhooks; resumable")
-    .requiredOption('--source <platform>', `the platform (${PLATFORMS.join(', ')}; Shopify and WooCommerce are not done yet)`, (v) => {
+    .description("catch up after an outage: read the platform's own API (Stripe: invoices and credit notes; Shopify, WooCommerce: orders and their refunds) since a time, through the same connector and dedupe as webhooks; resumable")
+    .requiredOption('--source <platform>', `the platform (${PLATFORMS.join(', ')})`, (v) => {
       if (!(PLATFORMS as readonly string[]).includes(v)) throw new InvalidArgumentError(`one of ${PLATFORMS.join(', ')}`);
       return v;
     })
@@ -28,8 +30,14 @@ export function registerBackfillCommand(program: Command): void {
       const progress = createProgress();
       try {
         const since = parseSince(options.since, new Date());
-        const stripe = config.platforms.stripe;
-        if (stripe.apiKey === undefined) throw new Error('STRIPE_API_KEY is not set: backfill reads Stripe with a (restricted, read-only) API key');
+        const { stripe, shopify, woocommerce } = config.platforms;
+        if (options.source === 'stripe' && stripe.apiKey === undefined) throw new Error('STRIPE_API_KEY is not set: backfill reads Stripe with a (restricted, read-only) API key');
+        if (options.source === 'shopify' && (shopify.apiUrl === undefined || shopify.accessToken === undefined)) {
+          throw new Error('SHOPIFY_API_URL and SHOPIFY_ACCESS_TOKEN must be set: backfill reads the shop\'s orders with an Admin API access token (read_orders)');
+        }
+        if (options.source === 'woocommerce' && (woocommerce.apiUrl === undefined || woocommerce.consumerKey === undefined || woocommerce.consumerSecret === undefined)) {
+          throw new Error('WOOCOMMERCE_API_URL, WOOCOMMERCE_CONSUMER_KEY and WOOCOMMERCE_CONSUMER_SECRET must be set: backfill reads the site\'s orders with a REST API key (Read)');
+        }
         const connection = createRedis(await clientRedis(booted), 'producer');
         lifecycle.onShutdown('redis', async () => {
           connection.disconnect();
@@ -38,17 +46,24 @@ export function registerBackfillCommand(program: Command): void {
         await whenReady(connection);
         const queues = createQueues(connection, config.redis.prefix);
         lifecycle.onShutdown('queues', () => closeQueues(queues));
-        const summary = await runStripeBackfill(
-          {
-            redis: connection,
-            keys: createKeys(config.redis.prefix),
-            producer: configuredProducer(connection, queues, config, settings),
-            lister: createStripeLister({ baseUrl: stripe.apiUrl, apiKey: stripe.apiKey }),
-            source: settings.sources.stripe ?? 'stripe',
-            onProgress: (resource, listed) => progress.update(`backfill stripe ${resource}`, listed),
-          },
-          { since, fresh: options.fresh === true },
-        );
+        const common = {
+          redis: connection,
+          keys: createKeys(config.redis.prefix),
+          producer: configuredProducer(connection, queues, config, settings),
+          source: settings.sources[options.source] ?? options.source,
+          onProgress: (resource: string, listed: number) => progress.update(`backfill ${options.source} ${resource}`, listed),
+        };
+        const run = { since, fresh: options.fresh === true };
+        const summary =
+          options.source === 'shopify'
+            ? await runOrdersBackfill('shopify', { ...common, lister: createShopifyLister({ apiUrl: shopify.apiUrl!, accessToken: shopify.accessToken! }) }, run)
+            : options.source === 'woocommerce'
+              ? await runOrdersBackfill(
+                  'woocommerce',
+                  { ...common, lister: createWooLister({ apiUrl: woocommerce.apiUrl!, consumerKey: woocommerce.consumerKey!, consumerSecret: woocommerce.consumerSecret! }) },
+                  run,
+                )
+              : await runStripeBackfill({ ...common, lister: createStripeLister({ baseUrl: stripe.apiUrl, apiKey: stripe.apiKey! }) }, run);
         progress.stop();
         if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
         else {

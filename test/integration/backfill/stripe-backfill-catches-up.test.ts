@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Secret } from '../../../src/domain/secret.js';
 import { stripeConnector } from '../../../src/connectors/stripe/index.js';
 import { runStripeBackfill } from '../../../src/backfill/run.js';
 import { createStripeLister } from '../../../src/backfill/stripe.js';
 import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
+import { backfillDeps, closeServer, listenLocal } from '../../helpers/backfill-fake.js';
 import { useRedis } from '../../helpers/redis.js';
 
 /**
@@ -72,11 +72,10 @@ describe('taxsync backfill --source stripe (fake Stripe list endpoints, real Red
       const data = listed.slice(start, start + 1);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', url: u.pathname, has_more: start + 1 < listed.length, data }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = await listenLocal(server);
   });
   afterEach(async () => {
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeServer(server);
     await pipeline.close();
   });
 
@@ -84,13 +83,7 @@ describe('taxsync backfill --source stripe (fake Stripe list endpoints, real Red
   beforeEach(() => {
     sleeps = [];
   });
-  const deps = () => ({
-    redis: pipeline.producerConnection,
-    keys: pipeline.keys,
-    producer: pipeline.producer,
-    lister: createStripeLister({ baseUrl: url, apiKey: new Secret('sk_test_backfill'), sleep: (ms: number) => (sleeps.push(ms), Promise.resolve()) }),
-    source: 'stripe',
-  });
+  const deps = () => backfillDeps(pipeline, 'stripe', createStripeLister({ baseUrl: url, apiKey: new Secret('sk_test_backfill'), sleep: (ms: number) => (sleeps.push(ms), Promise.resolve()) }));
 
   async function deliverFirstWebhook(): Promise<void> {
     const parsed = stripeConnector.parse({ rawBody: Buffer.from(JSON.stringify(DELIVERED.body)), headers: {} } as never, { source: 'stripe' } as never);
