@@ -40,6 +40,7 @@ export interface VarianceStore {
 }
 
 const varianceKey = (keys: Keys) => `${keys.prefix}:variances`;
+const BASIS_FIELD = 'variance_basis';
 
 function parse(raw: string | null | undefined): VarianceEntry | undefined {
   if (!raw) return undefined;
@@ -53,12 +54,14 @@ function parse(raw: string | null | undefined): VarianceEntry | undefined {
 
 export function createVarianceStore(redis: RedisClient, keys: Keys): VarianceStore {
   const key = varianceKey(keys);
-  const basisKey = `${keys.prefix}:variance-basis`;
+  // The engine's tax for the body last sent lives in the record's own state hash (beside its
+  // sent_hash): it shares the record's lifetime instead of growing a hash of every invoice ever seen.
+  const basisKey = (record: RecordKey) => keys.state(recordKeyString(record));
   return {
     async set(record, variance, now, basis) {
       const field = recordKeyString(record);
       const multi = redis.multi();
-      if (basis !== undefined) multi.hset(basisKey, field, JSON.stringify(basis));
+      if (basis !== undefined) multi.hset(basisKey(record), BASIS_FIELD, JSON.stringify(basis));
       if (variance === undefined) multi.hdel(key, field);
       else {
         const entry: VarianceEntry = { record, at: now.toISOString(), ...variance };
@@ -68,7 +71,7 @@ export function createVarianceStore(redis: RedisClient, keys: Keys): VarianceSto
       await multi.exec();
     },
     async basis(record) {
-      const raw = await redis.hget(basisKey, recordKeyString(record));
+      const raw = await redis.hget(basisKey(record), BASIS_FIELD);
       if (raw === null) return undefined;
       try {
         const parsed = Basis.safeParse(JSON.parse(raw));
