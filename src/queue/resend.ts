@@ -27,7 +27,12 @@ export type ResendOutcome = 'queued' | 'unknown';
  * for new events, never for an operator who asks). Returns `unknown` when taxsync holds no event
  * for the record. VAT submissions are not resent this way: their ledger decides (docs/vat.md).
  */
-export async function resendRecord(deps: ResendDeps, record: RecordKey): Promise<ResendOutcome> {
+export async function resendRecord(
+  deps: ResendDeps,
+  record: RecordKey,
+  /** What asked for it (`taxsync reconcile replay`): the trace line's text and a note on the audit line. */
+  why: { trace: string; note?: string } = { trace: `resent by ${deps.audit.actor} (taxsync resend: sent even when unchanged)` },
+): Promise<ResendOutcome> {
   const clock = deps.clock ?? (() => new Date());
   const recordKey = recordKeyString(record);
   const queue = deps.queues[queueForKind(record.kind)];
@@ -38,8 +43,8 @@ export async function resendRecord(deps: ResendDeps, record: RecordKey): Promise
     { queue, keys: deps.keys, trace: deps.trace, retry: deps.retry },
     {
       record,
-      trace: { at: clock().toISOString(), step: 'replayed', detail: `resent by ${deps.audit.actor} (taxsync resend: sent even when unchanged)` },
-      also: (multi) => deps.audit.appendTo(multi, { action: 'resend', ids: [recordKey], count: 1, outcome: `${record.kind} ${record.source}/${record.external_id} queued` }),
+      trace: { at: clock().toISOString(), step: 'replayed', detail: why.trace },
+      also: (multi) => deps.audit.appendTo(multi, { action: 'resend', ids: [recordKey], count: 1, outcome: `${record.kind} ${record.source}/${record.external_id} queued${why.note === undefined ? '' : ` (${why.note})`}` }),
     },
   );
   return 'queued';

@@ -5,7 +5,7 @@ import { createRedis, whenReady, closeQueues, createQueues, type RedisClient } f
 import { createKeys } from '../../queue/keys.js';
 import { createRecordStore } from '../../queue/record-state.js';
 import { createRefundLedger } from '../../queue/refund-ledger.js';
-import { createRequeuer } from '../../queue/requeue.js';
+import { createAuditLog } from '../../queue/audit.js';
 import { createVatLedger } from '../../queue/vat-ledger.js';
 import { replayFindings, type ReplayedFinding } from '../../reconcile/replay.js';
 import { ReportFile, renderReport, type Report } from '../../reconcile/report.js';
@@ -45,10 +45,9 @@ async function redisFor(booted: Booted): Promise<RedisClient> {
 async function replay(booted: Booted, redis: RedisClient, report: { run_id: string; findings: Report['findings'] }, actor: string): Promise<ReplayedFinding[]> {
   const { config } = booted;
   const keys = createKeys(config.redis.prefix);
-  const records = createRecordStore(redis, keys);
   const queues = createQueues(redis, config.redis.prefix);
   try {
-    return await replayFindings({ redis, keys, records, requeuer: createRequeuer({ queues, records, retry: config.queue.retry }), trace: config.trace }, report, actor);
+    return await replayFindings({ queues, keys, audit: createAuditLog(redis, keys, { actor }), trace: config.trace, retry: config.queue.retry }, report);
   } finally {
     await closeQueues(queues);
   }

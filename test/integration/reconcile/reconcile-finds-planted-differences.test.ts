@@ -11,7 +11,7 @@ import { mapInvoice } from '../../../src/mapping/index.js';
 import { createCustomerHandler } from '../../../src/processors/customer.js';
 import { createTransactionHandler } from '../../../src/processors/transaction.js';
 import { createRefundLedger } from '../../../src/queue/refund-ledger.js';
-import { createRequeuer } from '../../../src/queue/requeue.js';
+import { createAuditLog } from '../../../src/queue/audit.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { replayFindings } from '../../../src/reconcile/replay.js';
 import { runReconcile, type ReconcileDeps } from '../../../src/reconcile/run.js';
@@ -220,16 +220,15 @@ describe('taxsync reconcile (pipeline + emulator + real Redis)', () => {
   it('replays the mismatches from the latest state, after which only the record taxsync never held remains', async () => {
     await plant();
     const report = await runReconcile(deps, { pageSize: 2 });
-    const requeuer = createRequeuer({ queues: pipeline.queues, records: pipeline.records });
-    const results = await replayFindings(
-      { redis: pipeline.producerConnection, keys: pipeline.keys, records: pipeline.records, requeuer, trace: { maxEntries: 50, maxAgeMs: 600_000 } },
-      report,
-      'tester',
-    );
+    const audit = createAuditLog(pipeline.producerConnection, pipeline.keys, { actor: 'tester' });
+    const results = await replayFindings({ queues: pipeline.queues, keys: pipeline.keys, audit, trace: { maxEntries: 50, maxAgeMs: 600_000 } }, report);
     expect(results.map((r) => `${r.outcome} ${r.finding.record.external_id}`).sort()).toEqual(['queued inv-2', 'queued inv-3', 'queued refund-r-2', 'skipped ghost-1']);
     await settled();
     const trace = await readTrace(pipeline.producerConnection, pipeline.keys, 'transaction|api|inv-2');
     expect(trace.some((t) => t.step === 'replayed' && t.detail?.includes('reconcile'))).toBe(true);
+    // Audited like every operator resend, naming the run.
+    const audited = await audit.list(10);
+    expect(audited.filter((a) => a.action === 'resend' && a.actor === 'tester' && a.outcome?.includes(`reconcile ${report.run_id}`))).toHaveLength(3);
     await eventually(async () => summaryOf((await runReconcile(deps, { pageSize: 2 })).findings).join() === 'extra ghost-1', 60_000);
   });
 
