@@ -88,10 +88,14 @@ describe('the tax engine and the VAT service failing, limiting, dropping and exp
       expect(log.some((e) => e.endpoint === 'auth.token' && e.start_ms >= denied.start_ms), `token after request ${denied.id}`).toBe(true);
     }
 
-    // A 429 paused the queue for its Retry-After before that record was sent again.
+    // A 429 paused the queue for its Retry-After before that record was sent again. The German
+    // invoices' buyer is left out: every VAT invoice's own job upserts it inline, so after one of
+    // them meets a 429 the others already running (and other queues) may still send it — the pause
+    // is of a queue, not of a record that many jobs send.
+    const buyer = `customer:api:${workload.buyerId}`;
     const byRecord = new Map<string, RequestLogEntry[]>();
     for (const e of log) if (e.record && e.endpoint !== 'auth.token') byRecord.set(e.record.key, [...(byRecord.get(e.record.key) ?? []), e]);
-    for (const limited of log.filter((e) => e.status === 429 && e.record && e.endpoint?.endsWith('.upsert'))) {
+    for (const limited of log.filter((e) => e.status === 429 && e.record && e.record.key !== buyer && e.endpoint?.endsWith('.upsert'))) {
       const next = byRecord.get(limited.record!.key)!.find((e) => e.id > limited.id && e.endpoint === limited.endpoint);
       if (next) expect(next.start_ms - limited.end_ms!, `${limited.record!.key} after request ${limited.id}`).toBeGreaterThanOrEqual(950);
     }

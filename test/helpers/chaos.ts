@@ -228,6 +228,11 @@ export class Workload {
     return `${prefix}-${this.tag}-${i}`;
   }
 
+  /** The one customer every German invoice names (upserted inline by each invoice's job). */
+  get buyerId(): string {
+    return `C-${this.tag}-buyer`;
+  }
+
   refundIdOf(i: number): string {
     return `RF-${this.tag}-${i}`;
   }
@@ -257,7 +262,7 @@ export class Workload {
           erpInvoice(id, v, [{ ...lines[0]!, tax_rate: '0.19' }], {
             currency: 'EUR',
             status: 'paid',
-            customer: { external_id: `C-${this.tag}-buyer`, name: 'Acme GmbH', tax_number: 'DE123456789' },
+            customer: { external_id: this.buyerId, name: 'Acme GmbH', tax_number: 'DE123456789' },
             addresses: { billing: de, shipping: de },
           }),
         ];
