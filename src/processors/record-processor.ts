@@ -6,7 +6,7 @@ import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
 import type { JobOutcome } from '../observability/metrics.js';
 import type { DeadLetterStore } from '../queue/dead-letter.js';
-import { RecordJobData } from '../queue/jobs.js';
+import { recordOfJob } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
 import type { RecordState, RecordStore } from '../queue/record-state.js';
 import { appendTraces, type TraceEntry, type TraceSettings } from '../queue/trace.js';
@@ -254,14 +254,12 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   };
 
   async function run(job: Job, token?: string): Promise<ProcessResult> {
-    const data = RecordJobData.safeParse(job.data);
-    if (!data.success) {
-      // One line (an entry's message is a table cell in `dlq list`): zod's own message is a JSON dump.
-      const problems = data.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; ');
-      await deadLetter(job, null, undefined, new TaxsyncError('JOB_INVALID', `job ${job.id} has unreadable data: ${problems}`));
+    const of = recordOfJob(job);
+    if (!('record' in of)) {
+      await deadLetter(job, null, undefined, new TaxsyncError('JOB_INVALID', `job ${job.id} has unreadable data: ${of.problem}`));
       return 'dead-lettered';
     }
-    const record = data.data.record;
+    const record = of.record;
     // Made only when a handler logs: a child logger per job is measurable CPU on the hot path.
     let logger: Logger | undefined;
     const jobLogger = (): Logger =>

@@ -140,6 +140,29 @@ describe('record processor', () => {
     expect(calls).toEqual([]);
   });
 
+  it('still runs a job queued before job data became a reference (version 1, with the record and its own options)', async () => {
+    const key = 'customer|api|c-1';
+    await pipeline.producer.accept({ events: [customerEvent(1)] });
+    // The job as the version before wrote it, in place of the one just queued.
+    await (await pipeline.queues.customers.getJob(key))!.remove();
+    await pipeline.queues.customers.add('customer', { v: 1, record: RECORD }, { jobId: key, removeOnComplete: true, removeOnFail: true, attempts: 3 });
+    await pipeline.startWorker('customers', recording());
+    await eventually(async () => (await pipeline.records.read(RECORD)).appliedSeq === 1);
+    expect(calls.map((c) => c.name)).toEqual(['version 1']);
+    await eventually(async () => (await pipeline.queues.customers.getJob(key)) === undefined);
+    expect(await pipeline.deadLetters.count()).toBe(0);
+  });
+
+  it('removes a finished job, whose options no longer say so, so its record can be queued again', async () => {
+    await pipeline.startWorker('customers', recording());
+    await pipeline.producer.accept({ events: [customerEvent(1)] });
+    await eventually(async () => (await pipeline.records.read(RECORD)).appliedSeq === 1);
+    await eventually(async () => (await pipeline.queues.customers.getJob('customer|api|c-1')) === undefined);
+    expect(await pipeline.queues.customers.getJobCounts('completed', 'failed')).toEqual({ completed: 0, failed: 0 });
+    await pipeline.producer.accept({ events: [customerEvent(2)] });
+    await eventually(async () => (await pipeline.records.read(RECORD)).appliedSeq === 2);
+  });
+
   it('waits for what a record needs and goes on once it is there', async () => {
     let present = false;
     await pipeline.startWorker('customers', async (event) => {

@@ -8,6 +8,7 @@ import { createDeadLetterStore } from '../../../src/queue/dead-letter.js';
 import { createKeys } from '../../../src/queue/keys.js';
 import type { QueueName } from '../../../src/queue/names.js';
 import { createProducer, type Producer } from '../../../src/queue/producer.js';
+import { recordOfJob } from '../../../src/queue/jobs.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { useRedis } from '../../helpers/redis.js';
 
@@ -58,7 +59,9 @@ describe('producer', () => {
     const key = recordKeyString({ kind: 'customer', source: 'shopify', external_id: 'c-1' });
     expect(await queues.customers.getJobCounts('waiting')).toEqual({ waiting: 1 });
     const job = await queues.customers.getJob(key);
-    expect(job?.data).toEqual({ v: 1, record: { kind: 'customer', source: 'shopify', external_id: 'c-1' } });
+    // The job is a reference: its id is the record key, its data only the version.
+    expect(job?.data).toEqual({ v: 2 });
+    expect(recordOfJob(job!)).toEqual({ record: { kind: 'customer', source: 'shopify', external_id: 'c-1' } });
     const state = await ctx.redis.hgetall(`${ctx.prefix}:state:${key}`);
     expect(state.seq).toBe('20');
     expect(JSON.parse((await ctx.redis.get(`${ctx.prefix}:event:${key}`))!)).toMatchObject({ id: 'e-19', data: { name: 'name 19' } });
