@@ -9,6 +9,7 @@ import type { DeadLetterStore } from '../queue/dead-letter.js';
 import { recordOfJob } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
 import type { RecordState, RecordStore } from '../queue/record-state.js';
+import { withScripts } from '../queue/redis-scripts.js';
 import { appendTraces, type TraceEntry, type TraceSettings } from '../queue/trace.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
 import { createWaitingIndex, describeAge } from './waiting.js';
@@ -92,9 +93,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
    * during the call loses only that line; the job itself is recovered.
    */
   async function trace(record: RecordKey, entry: Omit<TraceEntry, 'at'>, held: TraceEntry[] = []): Promise<void> {
-    const multi = deps.redis.multi();
-    appendTraces(multi, deps.keys, recordKeyString(record), [...held.splice(0), { at: clock().toISOString(), ...entry }], deps.trace);
-    await multi.exec();
+    await appendTraces(withScripts(deps.redis), deps.keys, recordKeyString(record), [...held.splice(0), { at: clock().toISOString(), ...entry }], deps.trace);
   }
 
   /** The same version dead-lettered twice (a crash between two writes) is one entry: its id is derived. */

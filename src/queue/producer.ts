@@ -11,7 +11,7 @@ import type { Keys } from './keys.js';
 import { QUEUE_NAMES, queueForKind, type QueueName } from './names.js';
 import { scriptedMulti, withScripts } from './redis-scripts.js';
 import type { RetryPolicies, RetryPolicy } from './retry.js';
-import { traceLine, type TraceSettings } from './trace.js';
+import type { TraceSettings } from './trace.js';
 
 export type EventOutcome = 'queued' | 'stale' | 'duplicate';
 
@@ -99,24 +99,23 @@ export function createProducer(options: ProducerOptions): Producer {
       // Index in the transaction's results of each event's latest-state write (its outcome).
       const outcomeAt: number[] = [];
       let commands = 0;
-      const record = (event: CanonicalEvent, key: RecordKey): void => {
+      const record = (event: CanonicalEvent, json: string, key: RecordKey): void => {
         const recordKey = recordKeyString(key);
-        const base = { at: now.toISOString(), event_id: event.id, occurred_at: event.occurred_at, connector: event.connector };
+        // The trace lines (stale, received) are built by the script from the event itself.
         multi.taxsyncRecordEvent(
           keys.state(recordKey),
           keys.dirty,
           keys.trace(recordKey),
           keys.counters,
           keys.event(recordKey),
-          JSON.stringify(event),
+          keys.applied(recordKey),
+          json,
           Date.parse(event.occurred_at),
           event.id,
           recordKey,
           now.getTime(),
-          traceLine({ ...base, step: 'stale', detail: 'older than the newest event held for this record; dropped' }),
           options.trace.maxEntries,
           options.trace.maxAgeMs,
-          traceLine({ ...base, step: 'received', detail: event.type }),
           eventOrder(event),
         );
         const queue = options.queues[queueForKind(key.kind)];
@@ -126,10 +125,11 @@ export function createProducer(options: ProducerOptions): Producer {
       };
       for (const event of input.events) {
         outcomeAt.push(commands);
-        record(event, event.record);
+        const json = JSON.stringify(event);
+        record(event, json, event.record);
         // With VAT on, invoices and refunds are also records of the vat-submissions queue: same
         // events, their own latest state and job, so the VAT path never waits for the tax engine.
-        if (options.vat && event.record.kind === 'transaction') record(event, { ...event.record, kind: 'vat' });
+        if (options.vat && event.record.kind === 'transaction') record(event, json, { ...event.record, kind: 'vat' });
       }
       const deadLetters = (input.deadLetters ?? []).map((entry) => options.deadLetters.addTo(multi, entry));
       if (input.delivery) {

@@ -118,6 +118,19 @@ describe('record processor', () => {
     expect(calls[0]!.name).toBe('version 2');
   });
 
+  it("keeps the trace in the order things happened: a pending event's received line comes before its failed attempt", async () => {
+    let failures = 1;
+    await pipeline.startWorker('customers', async (event) => {
+      if (failures-- > 0) throw new TaxsyncError('API_SERVER_ERROR', 'answered 500', { status: 500 });
+      calls.push({ name: nameOf(event), start: 0, end: 0 });
+      return { kind: 'done', detail: 'ok', status: 200 };
+    });
+    await pipeline.producer.accept({ events: [customerEvent(1)] });
+    await eventually(async () => (await pipeline.records.read(RECORD)).appliedSeq === 1);
+    const trace = await readTrace(pipeline.producerConnection, pipeline.keys, 'customer|api|c-1');
+    expect(trace.map((t) => t.step)).toEqual(['received', 'sent', 'retry', 'sent', 'answered']);
+  });
+
   it('dead-letters a transient failure once the attempts run out', async () => {
     await pipeline.startWorker('customers', async () => {
       throw new TaxsyncError('API_SERVER_ERROR', 'answered 500', { status: 500 });

@@ -9,7 +9,8 @@ import { createKeys } from '../../../src/queue/keys.js';
 import type { QueueName } from '../../../src/queue/names.js';
 import { createProducer, type Producer } from '../../../src/queue/producer.js';
 import { recordOfJob } from '../../../src/queue/jobs.js';
-import { readTrace } from '../../../src/queue/trace.js';
+import { withScripts } from '../../../src/queue/redis-scripts.js';
+import { readTrace, traceLine } from '../../../src/queue/trace.js';
 import { useRedis } from '../../helpers/redis.js';
 
 function customerEvent(id: string, occurredAt: string, name: string, externalId = 'c-1'): CanonicalEvent {
@@ -77,6 +78,44 @@ describe('producer', () => {
     expect(await ctx.redis.hget(`${ctx.prefix}:counters`, 'stale_events')).toBe('1');
     const trace = await readTrace(ctx.redis, createKeys(ctx.prefix), key);
     expect(trace.map((t) => t.step)).toEqual(['received', 'stale']);
+  });
+
+  it('keeps a pending event out of the trace list, and trace shows its received line exactly as written before', async () => {
+    const keys = createKeys(ctx.prefix);
+    const times = ['2024-02-29T23:59:59.999Z', '1999-12-31T00:00:00.000Z', '2100-03-01T12:34:56.007Z', '2026-11-25T14:07:03.120Z'];
+    for (const [i, at] of times.entries()) {
+      const clocked = createProducer({
+        queues,
+        connection,
+        keys,
+        deadLetters: createDeadLetterStore(queues['dead-letter']),
+        trace: { maxEntries: 10, maxAgeMs: 60_000 },
+        deliveryTtlMs: 60_000,
+        coalesceDelayMs: 0,
+        clock: () => new Date(at),
+      });
+      const externalId = `c/${i}`;
+      const event = customerEvent(`orders/create:"${i}" ü ☃ \\/`, '2026-11-20T10:00:10+02:00', 'x', externalId);
+      await clocked.accept({ events: [event] });
+      const key = recordKeyString(event.record);
+      expect(await ctx.redis.exists(keys.trace(key))).toBe(0);
+      const expected = traceLine({ at, event_id: event.id, occurred_at: event.occurred_at, connector: 'shopify', step: 'received', detail: 'customer.upserted' });
+      expect(await withScripts(ctx.redis).taxsyncReadTrace(keys.state(key), keys.event(key), keys.applied(key), keys.trace(key))).toEqual([expected]);
+      expect(await readTrace(ctx.redis, keys, key)).toEqual([JSON.parse(expected)]);
+    }
+  });
+
+  it("writes each replaced event's received line before what comes after it, in arrival order", async () => {
+    await producer.accept({ events: [customerEvent('e1', '2026-11-20T10:00:10Z', 'one')] });
+    await producer.accept({ events: [customerEvent('e2', '2026-11-20T10:00:20Z', 'two')] });
+    await producer.accept({ events: [customerEvent('e0', '2026-11-20T10:00:00Z', 'zero')] });
+    await producer.accept({ events: [customerEvent('e3', '2026-11-20T10:00:30Z', 'three')] });
+    const keys = createKeys(ctx.prefix);
+    const key = recordKeyString({ kind: 'customer', source: 'shopify', external_id: 'c-1' });
+    const trace = await readTrace(ctx.redis, keys, key);
+    expect(trace.map((t) => `${t.step} ${t.event_id}`)).toEqual(['received e1', 'received e2', 'stale e0', 'received e3']);
+    // The newest one is still pending: written to the list only when it is applied or replaced.
+    expect(await ctx.redis.llen(keys.trace(key))).toBe(3);
   });
 
   it('lets the later arrival win a tie and reports the same event twice as a duplicate', async () => {
