@@ -9,7 +9,7 @@ import type { DeadLetterStore, NewDeadLetter, DeadLetterEntry } from './dead-let
 import { enqueueRecordIn } from './enqueue.js';
 import type { Keys } from './keys.js';
 import { QUEUE_NAMES, queueForKind, type QueueName } from './names.js';
-import { scriptedMulti, withScripts } from './redis-scripts.js';
+import { createLeanConnection } from './lean-connection.js';
 import type { RetryPolicies, RetryPolicy } from './retry.js';
 import type { TraceSettings } from './trace.js';
 
@@ -71,7 +71,8 @@ export interface ProducerOptions {
 export { recordJobOptions } from './enqueue.js';
 
 export function createProducer(options: ProducerOptions): Producer {
-  const redis = withScripts(options.connection);
+  const redis = options.connection;
+  const lean = createLeanConnection(options.connection);
   const clock = options.clock ?? (() => new Date());
   const { keys } = options;
 
@@ -92,10 +93,10 @@ export function createProducer(options: ProducerOptions): Producer {
     async accept(input) {
       ensureReady();
       const now = clock();
-      // BullMQ's own client wraps the same connection and adds what its job scripts need to run
-      // inside a transaction; our scripts are defined on that connection too.
-      const bullClient = (await options.queues[QUEUE_NAMES.deadLetter].backend.client) as unknown as typeof redis;
-      const multi = scriptedMulti(bullClient);
+      // The transaction runs on a connection with only the scripts it needs (src/queue/lean-connection.ts).
+      const bullClient = (await options.queues[QUEUE_NAMES.deadLetter].backend.client) as unknown as RedisClient;
+      const client = await lean.get(bullClient);
+      const multi = lean.multi(client);
       // Index in the transaction's results of each event's latest-state write (its outcome).
       const outcomeAt: number[] = [];
       let commands = 0;
@@ -142,7 +143,7 @@ export function createProducer(options: ProducerOptions): Producer {
       if (results === null) throw new Error('Redis transaction was aborted');
       for (const [error] of results) if (error) throw error;
       // Stored in Redis's memory; a 2xx waits until it is as durable as configured.
-      await options.ack?.confirm();
+      await options.ack?.confirm(client);
       const outcomes = input.events.map((_, i): EventOutcome => {
         const seq = Number(results[outcomeAt[i]!]?.[1]);
         return seq > 0 ? 'queued' : seq === 0 ? 'duplicate' : 'stale';

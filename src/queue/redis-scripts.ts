@@ -285,7 +285,7 @@ export interface TaxsyncCommands {
 }
 
 type Scripted = RedisClient & TaxsyncCommands;
-type ScriptedChain = ChainableCommander & { [K in keyof TaxsyncCommands]: (...args: Parameters<TaxsyncCommands[K]>) => ScriptedChain };
+export type ScriptedChain = ChainableCommander & { [K in keyof TaxsyncCommands]: (...args: Parameters<TaxsyncCommands[K]>) => ScriptedChain };
 
 const defined = new WeakSet<object>();
 

@@ -171,4 +171,30 @@ describe('producer', () => {
     });
     down.disconnect();
   });
+
+  it('runs its transactions on a connection of its own with only the scripts they need, closed with the one it was given', async () => {
+    const name = `lean-${ctx.prefix.replace(/[^a-z0-9-]/gi, '')}`;
+    const given = createRedis(ctx.url, 'producer', { connectionName: name });
+    await new Promise((resolve) => given.once('ready', resolve));
+    const givenQueues = createQueues(given, ctx.prefix);
+    const own = createProducer({
+      queues: givenQueues,
+      connection: given,
+      keys: createKeys(ctx.prefix),
+      deadLetters: createDeadLetterStore(givenQueues['dead-letter']),
+      trace: { maxEntries: 10, maxAgeMs: 60_000 },
+      deliveryTtlMs: 60_000,
+      coalesceDelayMs: 0,
+    });
+    const connections = async () => ((await ctx.redis.call('CLIENT', 'LIST')) as string).split('\n').filter((line) => line.includes(` name=${name} `)).length;
+    await own.accept({ events: [customerEvent('a', '2026-11-20T10:00:10Z', 'x')] });
+    expect(await givenQueues.customers.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect(await connections()).toBe(2);
+    // BullMQ defined its ~60 scripts on the given connection; a MULTI on it copies them all.
+    expect(Object.keys((given as unknown as { scriptsSet: object }).scriptsSet).length).toBeGreaterThan(40);
+    await closeQueues(givenQueues);
+    await given.quit();
+    for (let i = 0; i < 40 && (await connections()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await connections()).toBe(0);
+  });
 });
