@@ -66,14 +66,14 @@ local function pending_line(state_key, event_key, applied_key)
   if not raw and applied_key then raw = redis.call('GET', applied_key) end
   return raw and event_line(raw, tonumber(f[2] or '0'), 'received') or false
 end
--- Writes the pending line (if any) before anything else is pushed. With tracing off here (max 0)
--- the flag stays for a writer that has the settings.
-local function flush_received(state_key, event_key, applied_key, trace_key, max, age)
+-- Pushes the pending line (if any) and then \`lines\` (oldest first), in one LPUSH. With tracing
+-- off here (max 0) the flag stays for a writer that has the settings.
+local function flush_received(state_key, event_key, applied_key, trace_key, max, age, lines)
   if max <= 0 then return end
   local line = pending_line(state_key, event_key, applied_key)
-  if line == nil then return end
-  redis.call('HDEL', state_key, 'rcv')
-  if line then push_lines(trace_key, max, age, { line }) end
+  if line ~= nil then redis.call('HDEL', state_key, 'rcv') end
+  if line then table.insert(lines, 1, line) end
+  push_lines(trace_key, max, age, lines)
 end
 `;
 
@@ -117,14 +117,14 @@ if held[1] then
   end
 end
 -- The held event's 'received' line goes before this event's stale line, or before it is replaced.
-flush_received(KEYS[1], KEYS[5], KEYS[6], KEYS[3], trace_max, ARGV[7])
 if stale then
   redis.call('HINCRBY', KEYS[1], 'stale', 1)
   redis.call('HINCRBY', KEYS[4], 'stale_events', 1)
   local line = event_line(ARGV[1], tonumber(ARGV[5]), 'stale', 'older than the newest event held for this record; dropped')
-  if line then push_lines(KEYS[3], trace_max, ARGV[7], { line }) end
+  flush_received(KEYS[1], KEYS[5], KEYS[6], KEYS[3], trace_max, ARGV[7], { line })
   return -1
 end
+flush_received(KEYS[1], KEYS[5], KEYS[6], KEYS[3], trace_max, ARGV[7], {})
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5])
 -- The coalescing window tells a burst from a lone update by the time between the two.
@@ -154,8 +154,6 @@ return seq
 // already applied writes only its trace lines and returns 0.
 // KEYS: state, dirty, trace, event, applied.
 const MARK_APPLIED = TRACE_LIB + `
--- A pending 'received' line goes before this job's lines (it arrived before they were written).
-flush_received(KEYS[1], KEYS[4], KEYS[5], KEYS[3], tonumber(ARGV[7]), ARGV[8])
 local held = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq')
 local seq = tonumber(held[1] or '0')
 -- A version at or below the one already applied (a stalled job finishing after the job that took
@@ -164,10 +162,14 @@ local seq = tonumber(held[1] or '0')
 local superseded = tonumber(held[2] or '0') >= tonumber(ARGV[1])
 local n_set = tonumber(ARGV[9])
 local n_del = tonumber(ARGV[10])
+-- Nothing is written when the caller has to send the event after all (see above).
+if not superseded and ARGV[6] == '=' and seq ~= tonumber(ARGV[1]) then return -seq end
+-- A pending 'received' line goes before this job's lines (it arrived before they were written),
+-- in the same LPUSH, while the held event is still in the event key.
+flush_received(KEYS[1], KEYS[4], KEYS[5], KEYS[3], tonumber(ARGV[7]), ARGV[8], { unpack(ARGV, 11 + 2 * n_set + n_del, #ARGV) })
 if not superseded then
   local applied = ARGV[6]
   if applied == '=' then
-    if seq ~= tonumber(ARGV[1]) then return -seq end
     if redis.call('EXISTS', KEYS[4]) == 1 then
       redis.call('RENAME', KEYS[4], KEYS[5])
     else
@@ -184,8 +186,6 @@ if not superseded then
   if n_set > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 11, 10 + 2 * n_set)) end
   if n_del > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, 11 + 2 * n_set, 10 + 2 * n_set + n_del)) end
 end
-local i = 11 + 2 * n_set + n_del
-if i <= #ARGV then push_lines(KEYS[3], tonumber(ARGV[7]), ARGV[8], { unpack(ARGV, i, #ARGV) }) end
 if superseded then return 0 end
 if seq <= tonumber(ARGV[1]) then
   redis.call('SREM', KEYS[2], ARGV[4])
@@ -230,9 +230,7 @@ return seq
 // Appends trace lines (ARGV[3..], oldest first) after the pending 'received' line.
 // KEYS: state, event, applied, trace. ARGV: 1 trace max, 2 trace max age ms, then the lines.
 const TRACE = TRACE_LIB + `
-local max = tonumber(ARGV[1])
-flush_received(KEYS[1], KEYS[2], KEYS[3], KEYS[4], max, ARGV[2])
-if #ARGV >= 3 then push_lines(KEYS[4], max, ARGV[2], { unpack(ARGV, 3, #ARGV) }) end
+flush_received(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]), ARGV[2], { unpack(ARGV, 3, #ARGV) })
 return 0
 `;
 
