@@ -17,8 +17,21 @@ export const RecordJobData = z.object({
 });
 export type RecordJobData = z.infer<typeof RecordJobData>;
 
+type JobLike = { id?: string | undefined; data: unknown };
+
+// The processor and the worker's 'completed' listener both ask, for the same job object.
+const known = new WeakMap<JobLike, { record: RecordKey }>();
+
 /** The record a job is for, or what is wrong with it (one line). */
-export function recordOfJob(job: { id?: string | undefined; data: unknown }): { record: RecordKey } | { problem: string } {
+export function recordOfJob(job: JobLike): { record: RecordKey } | { problem: string } {
+  const cached = known.get(job);
+  if (cached) return cached;
+  const read = readRecordOfJob(job);
+  if ('record' in read) known.set(job, read);
+  return read;
+}
+
+function readRecordOfJob(job: JobLike): { record: RecordKey } | { problem: string } {
   const data = RecordJobData.safeParse(job.data);
   if (!data.success) {
     // One line (an entry's message is a table cell in `dlq list`): zod's own message is a JSON dump.
