@@ -31,20 +31,25 @@ describe('producer', () => {
   let queues: Record<QueueName, Queue>;
   let producer: Producer;
 
+  /** A producer on `on` (and queues on it), as the tests set it up, with `clock` when given. */
+  function producerOn(on: Redis, onQueues: Record<QueueName, Queue>, clock?: () => Date): Producer {
+    return createProducer({
+      queues: onQueues,
+      connection: on,
+      keys: createKeys(ctx.prefix),
+      deadLetters: createDeadLetterStore(onQueues['dead-letter']),
+      trace: { maxEntries: 10, maxAgeMs: 60_000 },
+      deliveryTtlMs: 60_000,
+      coalesceDelayMs: 0,
+      ...(clock ? { clock } : {}),
+    });
+  }
+
   beforeEach(async () => {
     connection = createRedis(ctx.url, 'producer');
     await new Promise((resolve) => connection.once('ready', resolve));
     queues = createQueues(connection, ctx.prefix);
-    const keys = createKeys(ctx.prefix);
-    producer = createProducer({
-      queues,
-      connection,
-      keys,
-      deadLetters: createDeadLetterStore(queues['dead-letter']),
-      trace: { maxEntries: 10, maxAgeMs: 60_000 },
-      deliveryTtlMs: 60_000,
-      coalesceDelayMs: 0,
-    });
+    producer = producerOn(connection, queues);
   });
 
   afterEach(async () => {
@@ -84,16 +89,7 @@ describe('producer', () => {
     const keys = createKeys(ctx.prefix);
     const times = ['2024-02-29T23:59:59.999Z', '1999-12-31T00:00:00.000Z', '2100-03-01T12:34:56.007Z', '2026-11-25T14:07:03.120Z'];
     for (const [i, at] of times.entries()) {
-      const clocked = createProducer({
-        queues,
-        connection,
-        keys,
-        deadLetters: createDeadLetterStore(queues['dead-letter']),
-        trace: { maxEntries: 10, maxAgeMs: 60_000 },
-        deliveryTtlMs: 60_000,
-        coalesceDelayMs: 0,
-        clock: () => new Date(at),
-      });
+      const clocked = producerOn(connection, queues, () => new Date(at));
       const externalId = `c/${i}`;
       const event = customerEvent(`orders/create:"${i}" ü ☃ \\/`, '2026-11-20T10:00:10+02:00', 'x', externalId);
       await clocked.accept({ events: [event] });
@@ -157,15 +153,7 @@ describe('producer', () => {
     const down = createRedis('redis://127.0.0.1:1', 'producer');
     down.on('error', () => {});
     const downQueues = createQueues(down, ctx.prefix);
-    const downProducer = createProducer({
-      queues: downQueues,
-      connection: down,
-      keys: createKeys(ctx.prefix),
-      deadLetters: createDeadLetterStore(downQueues['dead-letter']),
-      trace: { maxEntries: 10, maxAgeMs: 60_000 },
-      deliveryTtlMs: 60_000,
-      coalesceDelayMs: 0,
-    });
+    const downProducer = producerOn(down, downQueues);
     await expect(downProducer.accept({ events: [customerEvent('a', '2026-11-20T10:00:10Z', 'x')] })).rejects.toMatchObject({
       code: 'REDIS_UNAVAILABLE',
     });
@@ -177,15 +165,7 @@ describe('producer', () => {
     const given = createRedis(ctx.url, 'producer', { connectionName: name });
     await new Promise((resolve) => given.once('ready', resolve));
     const givenQueues = createQueues(given, ctx.prefix);
-    const own = createProducer({
-      queues: givenQueues,
-      connection: given,
-      keys: createKeys(ctx.prefix),
-      deadLetters: createDeadLetterStore(givenQueues['dead-letter']),
-      trace: { maxEntries: 10, maxAgeMs: 60_000 },
-      deliveryTtlMs: 60_000,
-      coalesceDelayMs: 0,
-    });
+    const own = producerOn(given, givenQueues);
     const connections = async () => ((await ctx.redis.call('CLIENT', 'LIST')) as string).split('\n').filter((line) => line.includes(` name=${name} `)).length;
     await own.accept({ events: [customerEvent('a', '2026-11-20T10:00:10Z', 'x')] });
     expect(await givenQueues.customers.getJobCounts('waiting')).toEqual({ waiting: 1 });
