@@ -3,7 +3,7 @@ import type { Secret } from '../domain/secret.js';
 import { toCanonicalEvents } from '../connectors/shared/canonical.js';
 import { mapWooOrder, orderDeliveryId } from '../connectors/woocommerce/map.js';
 import { WooOrder } from '../connectors/woocommerce/schemas.js';
-import { getListPage } from './get.js';
+import { getListPage, type PlatformGetOptions } from './get.js';
 import type { BackfillDelivery, OrderLister } from './shopify.js';
 
 /**
@@ -29,14 +29,34 @@ export function createWooLister(options: { apiUrl: string; consumerKey: Secret; 
       url.searchParams.set('order', 'asc');
       url.searchParams.set('per_page', '100');
       url.searchParams.set('page', String(page));
-      const basic = Buffer.from(`${options.consumerKey.reveal()}:${options.consumerSecret.reveal()}`).toString('base64');
-      const res = await getListPage(url, { platform: 'WooCommerce', headers: { authorization: `Basic ${basic}`, accept: 'application/json' }, sleep });
+      const res = await getListPage(url, { platform: 'WooCommerce', headers: wooHeaders(options), sleep });
       const parsed = WooOrderList.safeParse(res.body);
       if (!parsed.success) throw new Error(`WooCommerce's ${ordersUrl.pathname} answer is not an order list: ${parsed.error.issues[0]?.message ?? ''}`);
       const total = Number(res.headers['x-wp-totalpages']);
       return { orders: parsed.data, next: Number.isInteger(total) && page < total ? String(page + 1) : undefined };
     },
   };
+}
+
+const wooHeaders = (options: { consumerKey: Secret; consumerSecret: Secret }) => ({
+  authorization: `Basic ${Buffer.from(`${options.consumerKey.reveal()}:${options.consumerSecret.reveal()}`).toString('base64')}`,
+  accept: 'application/json',
+});
+
+/**
+ * `GET <WOOCOMMERCE_API_URL>/wp-json/wc/v3/orders/<id>` (a waiting refund's original,
+ * WooCommerce REST API docs "Retrieve an order"): the order as the `order.updated` delivery.
+ */
+export async function fetchWooOrder(
+  options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'timeoutMs'>,
+  id: string,
+  source: string,
+): Promise<BackfillDelivery[]> {
+  const url = new URL(`${options.apiUrl.replace(/\/+$/, '')}/wp-json/wc/v3/orders/${encodeURIComponent(id)}`);
+  const res = await getListPage(url, { ...options, platform: 'WooCommerce', headers: wooHeaders(options) });
+  const parsed = WooOrderList.element.safeParse(res.body);
+  if (!parsed.success) throw new Error(`WooCommerce's ${url.pathname} answer is not an order: ${parsed.error.issues[0]?.message ?? ''}`);
+  return wooBackfillDeliveries(parsed.data, source);
 }
 
 /**
