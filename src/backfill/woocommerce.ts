@@ -10,13 +10,22 @@ import type { BackfillDelivery, OrderLister } from './shopify.js';
  * WooCommerce's REST API for `taxsync backfill --source woocommerce`: the orders modified since a
  * time (`GET <WOOCOMMERCE_API_URL>/wp-json/wc/v3/orders?modified_after=…&per_page=100&page=N`,
  * WooCommerce REST API docs, "List all orders"), paged by number up to `X-WP-TotalPages`, with
- * HTTP basic auth of the consumer key and secret (over HTTPS). A 429 is waited out as for the others.
+ * HTTP basic auth of the consumer key and secret (over HTTPS). The REST API sends no rate-limit
+ * header and has no limit of its own (the site's host or a security plugin may answer 429): the
+ * lister pauses `pagePauseMs` (WOOCOMMERCE_API_PAGE_PAUSE_MS) between pages, and a 429 is waited
+ * out by its Retry-After (else one second, doubling) as for the others.
  */
 
 export const WooOrderList = z.array(z.looseObject({ id: z.union([z.number().int().positive(), z.string().min(1)]) }));
 
-export function createWooLister(options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret; sleep?: (ms: number) => Promise<void> }): OrderLister {
+export function createWooLister(options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret; pagePauseMs?: number; sleep?: (ms: number) => Promise<void> }): OrderLister {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let listedBefore = false;
+  // Before every page but the first, so a single-page backfill costs no pause.
+  const pace = async () => {
+    if (listedBefore && (options.pagePauseMs ?? 0) > 0) await sleep(options.pagePauseMs!);
+    listedBefore = true;
+  };
   const ordersUrl = new URL(`${options.apiUrl.replace(/\/+$/, '')}/wp-json/wc/v3/orders`);
   return {
     async page(since, cursor) {
@@ -29,6 +38,7 @@ export function createWooLister(options: { apiUrl: string; consumerKey: Secret; 
       url.searchParams.set('order', 'asc');
       url.searchParams.set('per_page', '100');
       url.searchParams.set('page', String(page));
+      await pace();
       const res = await getListPage(url, { platform: 'WooCommerce', headers: wooHeaders(options), sleep });
       const parsed = WooOrderList.safeParse(res.body);
       if (!parsed.success) throw new Error(`WooCommerce's ${ordersUrl.pathname} answer is not an order list: ${parsed.error.issues[0]?.message ?? ''}`);

@@ -13,6 +13,21 @@ export const woocommerceConfig = defineConnectorConfig({
       WOOCOMMERCE_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
       WOOCOMMERCE_CONSUMER_KEY: secret,
       WOOCOMMERCE_CONSUMER_SECRET: secret,
+      // WooCommerce sends no rate-limit header: the pause between list pages is the pacing (docs/configuration.md).
+      WOOCOMMERCE_API_PAGE_PAUSE_MS: z.preprocess(
+        blankToUndefined,
+        z.coerce
+          .number({ error: 'must be an integer' })
+          .int({ error: 'must be an integer' })
+          .min(0, { error: 'must be at least 0' })
+          .max(60_000, { error: 'must be at most 60000' })
+          .default(500),
+      ),
     })
-    .transform((env) => ({ apiUrl: env.WOOCOMMERCE_API_URL, consumerKey: env.WOOCOMMERCE_CONSUMER_KEY, consumerSecret: env.WOOCOMMERCE_CONSUMER_SECRET })),
+    .transform((env) => ({
+      apiUrl: env.WOOCOMMERCE_API_URL,
+      consumerKey: env.WOOCOMMERCE_CONSUMER_KEY,
+      consumerSecret: env.WOOCOMMERCE_CONSUMER_SECRET,
+      pagePauseMs: env.WOOCOMMERCE_API_PAGE_PAUSE_MS,
+    })),
 });
