@@ -31,7 +31,7 @@ export interface PlatformGetOptions {
  * doubling) up to `rateLimitRetries` times; any other answer but 200 throws a PlatformHttpError
  * naming the platform, the status and the path (never the query or a credential).
  */
-export async function getListPage(url: URL, options: PlatformGetOptions): Promise<{ body: unknown; headers: Record<string, string | string[] | undefined> }> {
+export async function platformGet(url: URL, options: PlatformGetOptions): Promise<{ body: unknown; headers: Record<string, string | string[] | undefined> }> {
   const retries = options.rateLimitRetries ?? 5;
   const timeouts = options.timeoutMs === undefined ? {} : { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs };
   for (let attempt = 0; ; attempt += 1) {
