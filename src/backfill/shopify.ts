@@ -72,7 +72,7 @@ const shopifyHeaders = (accessToken: Secret) => ({ 'x-shopify-access-token': acc
  * specific order"): `{order}`, as the deliveries a backfill makes of it (the order, its refunds).
  */
 export async function fetchShopifyOrder(
-  options: { apiUrl: string; accessToken: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'timeoutMs'>,
+  options: { apiUrl: string; accessToken: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'maxRetryWaitMs' | 'timeoutMs'>,
   id: string,
   source: string,
 ): Promise<BackfillDelivery[]> {

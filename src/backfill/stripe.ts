@@ -49,7 +49,7 @@ const stripeHeaders = (apiKey: Secret) => ({ authorization: `Bearer ${apiKey.rev
  * invoice"): the invoice as the delivery its webhook would have been.
  */
 export async function fetchStripeInvoice(
-  options: { baseUrl: string; apiKey: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'timeoutMs'>,
+  options: { baseUrl: string; apiKey: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'maxRetryWaitMs' | 'timeoutMs'>,
   id: string,
   source: string,
 ): Promise<BackfillDelivery[]> {

@@ -58,7 +58,7 @@ const wooHeaders = (options: { consumerKey: Secret; consumerSecret: Secret }) =>
  * WooCommerce REST API docs "Retrieve an order"): the order as the `order.updated` delivery.
  */
 export async function fetchWooOrder(
-  options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'timeoutMs'>,
+  options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'maxRetryWaitMs' | 'timeoutMs'>,
   id: string,
   source: string,
 ): Promise<BackfillDelivery[]> {
