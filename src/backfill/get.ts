@@ -21,6 +21,8 @@ export interface PlatformGetOptions {
   after?: (headers: Record<string, string | string[] | undefined>) => void;
   /** How many 429s are waited out before the call fails. @defaultValue 5 */
   rateLimitRetries?: number;
+  /** A 429 asking for a longer wait than this fails at once instead. @defaultValue no limit */
+  maxRetryWaitMs?: number;
   /** Headers and body timeouts of each call. @defaultValue undici's (300 s) */
   timeoutMs?: number;
 }
@@ -31,17 +33,18 @@ export interface PlatformGetOptions {
  * doubling) up to `rateLimitRetries` times; any other answer but 200 throws a PlatformHttpError
  * naming the platform, the status and the path (never the query or a credential).
  */
-export async function getListPage(url: URL, options: PlatformGetOptions): Promise<{ body: unknown; headers: Record<string, string | string[] | undefined> }> {
+export async function platformGet(url: URL, options: PlatformGetOptions): Promise<{ body: unknown; headers: Record<string, string | string[] | undefined> }> {
   const retries = options.rateLimitRetries ?? 5;
   const timeouts = options.timeoutMs === undefined ? {} : { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs };
   for (let attempt = 0; ; attempt += 1) {
     await options.before?.();
     const res = await request(url, { method: 'GET', headers: options.headers, ...timeouts });
     options.after?.(res.headers);
-    if (res.statusCode === 429 && attempt < retries) {
+    const after = Number(res.headers['retry-after']);
+    const waitMs = Number.isFinite(after) && after > 0 ? after * 1000 : 1000 * 2 ** attempt;
+    if (res.statusCode === 429 && attempt < retries && waitMs <= (options.maxRetryWaitMs ?? Infinity)) {
       await res.body.dump();
-      const after = Number(res.headers['retry-after']);
-      await options.sleep(Number.isFinite(after) && after > 0 ? after * 1000 : 1000 * 2 ** attempt);
+      await options.sleep(waitMs);
       continue;
     }
     if (res.statusCode !== 200) {

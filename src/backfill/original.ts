@@ -20,6 +20,8 @@ export interface OriginalFetchTuning {
   timeoutMs: number;
   /** 429s waited out (Retry-After) before giving up. */
   rateLimitRetries: number;
+  /** A longer Retry-After gives up at once. */
+  maxRetryWaitMs: number;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -37,7 +39,7 @@ function notFoundIsAnAnswer(fetch: (id: string, source: string) => Promise<Backf
 
 /** The fetchers of the platforms whose credentials are configured, by connector id. */
 export function originalFetchers(platforms: Config['platforms'], tuning: OriginalFetchTuning): Readonly<Record<string, OriginalFetcher>> {
-  const get = { timeoutMs: tuning.timeoutMs, rateLimitRetries: tuning.rateLimitRetries, sleep: tuning.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))) };
+  const get = { timeoutMs: tuning.timeoutMs, rateLimitRetries: tuning.rateLimitRetries, maxRetryWaitMs: tuning.maxRetryWaitMs, sleep: tuning.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))) };
   const { stripe, shopify, woocommerce } = platforms;
   const fetchers: Record<string, OriginalFetcher> = {};
   if (stripe.apiKey) {

@@ -3,7 +3,7 @@ import type { Secret } from '../domain/secret.js';
 import { toCanonicalEvents } from '../connectors/shared/canonical.js';
 import { mapWooOrder, orderDeliveryId } from '../connectors/woocommerce/map.js';
 import { WooOrder } from '../connectors/woocommerce/schemas.js';
-import { getListPage, type PlatformGetOptions } from './get.js';
+import { platformGet, type PlatformGetOptions } from './get.js';
 import type { BackfillDelivery, OrderLister } from './shopify.js';
 
 /**
@@ -39,7 +39,7 @@ export function createWooLister(options: { apiUrl: string; consumerKey: Secret; 
       url.searchParams.set('per_page', '100');
       url.searchParams.set('page', String(page));
       await pace();
-      const res = await getListPage(url, { platform: 'WooCommerce', headers: wooHeaders(options), sleep });
+      const res = await platformGet(url, { platform: 'WooCommerce', headers: wooHeaders(options), sleep });
       const parsed = WooOrderList.safeParse(res.body);
       if (!parsed.success) throw new Error(`WooCommerce's ${ordersUrl.pathname} answer is not an order list: ${parsed.error.issues[0]?.message ?? ''}`);
       const total = Number(res.headers['x-wp-totalpages']);
@@ -58,12 +58,12 @@ const wooHeaders = (options: { consumerKey: Secret; consumerSecret: Secret }) =>
  * WooCommerce REST API docs "Retrieve an order"): the order as the `order.updated` delivery.
  */
 export async function fetchWooOrder(
-  options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'timeoutMs'>,
+  options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'maxRetryWaitMs' | 'timeoutMs'>,
   id: string,
   source: string,
 ): Promise<BackfillDelivery[]> {
   const url = new URL(`${options.apiUrl.replace(/\/+$/, '')}/wp-json/wc/v3/orders/${encodeURIComponent(id)}`);
-  const res = await getListPage(url, { ...options, platform: 'WooCommerce', headers: wooHeaders(options) });
+  const res = await platformGet(url, { ...options, platform: 'WooCommerce', headers: wooHeaders(options) });
   const parsed = WooOrderList.element.safeParse(res.body);
   if (!parsed.success) throw new Error(`WooCommerce's ${url.pathname} answer is not an order: ${parsed.error.issues[0]?.message ?? ''}`);
   return wooBackfillDeliveries(parsed.data, source);

@@ -8,8 +8,8 @@ import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import type { QueueName } from '../queue/names.js';
 
-/** One GET of a waiting refund's original: short, and one 429 waited out at most (the refund re-checks anyway). */
-const FETCH = { timeoutMs: 10_000, rateLimitRetries: 1 };
+/** One GET of a waiting refund's original, kept short (a job waits on it): one 429 of up to 5 s waited out. */
+const FETCH = { timeoutMs: 10_000, rateLimitRetries: 1, maxRetryWaitMs: 5_000 };
 
 /**
  * The transactions worker's fetch of a waiting refund's original (src/processors/fetch-original.ts)

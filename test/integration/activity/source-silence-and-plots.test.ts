@@ -10,7 +10,7 @@ import { createMetrics } from '../../../src/observability/metrics.js';
 import { createVarianceStore } from '../../../src/variance/store.js';
 import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
-import { buildCli, spawnCli } from '../../helpers/cli.js';
+import { buildCli, runCli } from '../../helpers/cli.js';
 
 /**
  * Issue 19, source silence and the web view's plots: events accepted through the webhook server's
@@ -110,12 +110,9 @@ describe('source silence and activity plots (real Redis)', () => {
     }, 180_000);
 
     async function status(args: string[]): Promise<string> {
-      const run = spawnCli(main, ['status', ...args], { REDIS_URL: ctx.url, TAXSYNC_PREFIX: ctx.prefix, TAXSYNC_SOURCE_SILENCE: '6h', LOG_LEVEL: 'error' });
-      let stdout = '';
-      run.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-      const { code } = await run.exited;
-      expect(code, run.output()).toBe(0);
-      return stdout;
+      const run = await runCli(main, ['status', ...args], { REDIS_URL: ctx.url, TAXSYNC_PREFIX: ctx.prefix, TAXSYNC_SOURCE_SILENCE: '6h', LOG_LEVEL: 'error' });
+      expect(run.code, run.output).toBe(0);
+      return run.stdout;
     }
 
     it('marks the source silent for seven hours SILENT, and only that one', async () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stripeConnector } from '../../../src/connectors/stripe/index.js';
-import { buildCli, spawnCli } from '../../helpers/cli.js';
+import { buildCli, runCli } from '../../helpers/cli.js';
 import { closeServer, listenLocal } from '../../helpers/backfill-fake.js';
 import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
@@ -49,13 +49,8 @@ describe('taxsync backfill (the command, a fake Stripe, real Redis)', () => {
     await pipeline.close();
   });
 
-  async function backfill(env: Record<string, string>): Promise<{ code: number | null; stdout: string; output: string }> {
-    const run = spawnCli(main, ['backfill', '--source', 'stripe', '--since', '2026-11-20T08:30:00Z', '--json'], { REDIS_URL: ctx.url, TAXSYNC_PREFIX: ctx.prefix, LOG_LEVEL: 'error', ...env });
-    let stdout = '';
-    run.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    const { code } = await run.exited;
-    return { code, stdout, output: run.output() };
-  }
+  const backfill = (env: Record<string, string>) =>
+    runCli(main, ['backfill', '--source', 'stripe', '--since', '2026-11-20T08:30:00Z', '--json'], { REDIS_URL: ctx.url, TAXSYNC_PREFIX: ctx.prefix, LOG_LEVEL: 'error', ...env });
 
   it('queues exactly what the gap missed, with the credentials from the environment', async () => {
     const parsed = stripeConnector.parse({ rawBody: Buffer.from(JSON.stringify(DELIVERED.body)), headers: {} } as never, { source: 'stripe' } as never);

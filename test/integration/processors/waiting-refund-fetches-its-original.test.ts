@@ -62,6 +62,9 @@ describe('a waiting refund fetches its missing original from the platform', () =
   let held: { invoices: Map<string, unknown>; shopify: Map<string, unknown>; woo: Map<string, unknown> };
   let stored: Map<string, Record<string, unknown>>;
   let puts: string[];
+  /** Retry-After seconds of the 429s the platform answers first, one per call. */
+  let rateLimits: string[];
+  let sleeps: number[];
 
   beforeEach(async () => {
     stored = new Map();
@@ -81,11 +84,15 @@ describe('a waiting refund fetches its missing original from the platform', () =
     });
 
     calls = [];
+    rateLimits = [];
+    sleeps = [];
     held = { invoices: new Map([[String(STRIPE_INVOICE.id), STRIPE_INVOICE]]), shopify: new Map(), woo: new Map() };
     platform = createServer((req, res) => {
       const path = new URL(req.url ?? '/', 'http://localhost').pathname;
       calls.push(`GET ${path}`);
       const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const retryAfter = rateLimits.shift();
+      if (retryAfter !== undefined) return res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter }).end('{"error":{"type":"rate_limit_error"}}');
       let match: RegExpExecArray | null;
       if ((match = /^\/v1\/invoices\/([^/]+)$/.exec(path))) {
         if (req.headers.authorization !== 'Bearer rk_test_original') return json(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } });
@@ -117,7 +124,7 @@ describe('a waiting refund fetches its missing original from the platform', () =
   /** The transactions worker as `taxsync work` builds it, with the platforms `env` configures. */
   async function start(env: Record<string, string>, refundWaitMs = 60_000): Promise<void> {
     pipeline = await createPipeline(redis.url, redis.prefix, { wait: { deadlineMs: 60_000, refundDeadlineMs: refundWaitMs, baseMs: 50, capMs: 200 } });
-    const fetchers = originalFetchers(loadConfig(env).platforms, { timeoutMs: 5_000, rateLimitRetries: 1, sleep: () => Promise.resolve() });
+    const fetchers = originalFetchers(loadConfig(env).platforms, { timeoutMs: 5_000, rateLimitRetries: 1, maxRetryWaitMs: 5_000, sleep: (ms) => (sleeps.push(ms), Promise.resolve()) });
     const fetchOriginal = createOriginalFetch({ fetchers, redis: pipeline.producerConnection, keys: pipeline.keys, producer: pipeline.producer, markerTtlMs: 2 * refundWaitMs });
     await pipeline.startWorker(
       'transactions',
@@ -226,5 +233,25 @@ describe('a waiting refund fetches its missing original from the platform', () =
     expect(entry!.error.code).toBe('REFUND_ORIGINAL_MISSING');
     expect(entry!.error.message).toContain('shopify was asked for it: the fetch failed: Shopify answered 500 to GET /admin/api/2025-10/orders/broken.json (ORIGINAL_FETCH_FAILED)');
     expect(calls).toEqual([`GET ${VERSION_PATH}/orders/broken.json`]);
+  });
+
+  it('waits out a 429 asking 2 s once', async () => {
+    rateLimits = ['2'];
+    await start(ENV(platformUrl));
+    await deliver(stripeConnector, STRIPE_NOTE);
+    await eventually(() => stored.has(STRIPE_REFUND));
+    expect(sleeps).toEqual([2000]);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('a 429 asking 60 s is a failed fetch, not a 60 s job', async () => {
+    rateLimits = ['60'];
+    await start(ENV(platformUrl), 1_000);
+    await deliver(stripeConnector, STRIPE_NOTE);
+    await eventually(async () => (await pipeline.deadLetters.count()) === 1);
+    const [entry] = await pipeline.deadLetters.list();
+    expect(entry!.error.message).toContain('the fetch failed: Stripe answered 429 to GET /v1/invoices/in_1BasilExempt01 (ORIGINAL_FETCH_FAILED)');
+    expect(sleeps).toEqual([]);
+    expect(calls).toHaveLength(1);
   });
 });

@@ -13,7 +13,7 @@ import { createVarianceStore, type VarianceStore } from '../../../src/variance/s
 import { testVariety } from '../../helpers/emulator-variety.js';
 import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
-import { buildCli, spawnCli } from '../../helpers/cli.js';
+import { buildCli, runCli } from '../../helpers/cli.js';
 
 /**
  * Issue 19, charged-vs-calculated tax: the tax a platform charged (the invoice's tax_total) against
@@ -111,12 +111,9 @@ describe('tax charged against tax computed (pipeline + emulator)', () => {
     }, 180_000);
 
     async function variance(args: string[]): Promise<string> {
-      const run = spawnCli(main, ['variance', ...args], { REDIS_URL: ctx.url, TAXSYNC_PREFIX: ctx.prefix, LOG_LEVEL: 'error' });
-      let stdout = '';
-      run.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-      const { code } = await run.exited;
-      expect(code, run.output()).toBe(0);
-      return stdout;
+      const run = await runCli(main, ['variance', ...args], { REDIS_URL: ctx.url, TAXSYNC_PREFIX: ctx.prefix, LOG_LEVEL: 'error' });
+      expect(run.code, run.output).toBe(0);
+      return run.stdout;
     }
 
     it('taxsync variance lists the planted variance and nothing else', async () => {
