@@ -13,7 +13,7 @@ import type { RedisClient } from '../queue/connection.js';
 import { createKeys } from '../queue/keys.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
-import { buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation, type DemoUpdate } from './samples.js';
+import { DEMO_CONNECTORS, buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation, type DemoUpdate } from './samples.js';
 import { filingHint, vatRecordSettled, vatRow, type DemoFilingHint, type DemoVatRow, type VatStateDeps } from './vat.js';
 
 /**
@@ -23,8 +23,6 @@ import { filingHint, vatRecordSettled, vatRow, type DemoFilingHint, type DemoVat
  * any daemon that does not say on /healthz that it sends to the built-in emulator: sample data
  * never reaches a real tax engine.
  */
-
-export const DEMO_CONNECTORS: readonly DemoConnector[] = ['shopify', 'stripe', 'woocommerce', 'erp'];
 
 export interface DemoOptions {
   /** The daemon's base URL, e.g. http://127.0.0.1:8080. */
@@ -91,16 +89,23 @@ export class DemoRefused extends Error {
   override readonly name = 'DemoRefused';
 }
 
+/** A connector's entry of `secrets` or `sources`; every connector with demo samples needs one. */
+function given(map: Readonly<Record<DemoConnector, string>>, connector: DemoConnector, what: string): string {
+  const value = map[connector];
+  if (value === undefined) throw new DemoRefused(`no ${what} for connector ${connector}: the demo needs one for every connector with samples`);
+  return value;
+}
+
 /** What the daemon signs with: the configured secret (the first during a rotation), else the development one. */
 export function demoSecrets(config: Pick<Config, 'webhookSecrets'>): Record<DemoConnector, string> {
   const configured = config.webhookSecrets as Readonly<Record<string, readonly Secret[] | undefined>>;
   return Object.fromEntries(
     DEMO_CONNECTORS.map((id) => [id, configured[id]?.[0]?.reveal() ?? DEV_SECRETS[id] ?? '']),
-  ) as Record<DemoConnector, string>;
+  );
 }
 
 export function demoSources(settings: Settings): Record<DemoConnector, string> {
-  return Object.fromEntries(DEMO_CONNECTORS.map((id) => [id, sourceOf(id, settings)])) as Record<DemoConnector, string>;
+  return Object.fromEntries(DEMO_CONNECTORS.map((id) => [id, sourceOf(id, settings)]));
 }
 
 const Health = z.looseObject({
@@ -267,17 +272,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     } catch (error) {
       throw new DemoRefused(`cannot read the emulator at ${emulator} that the daemon reports (${(error as Error).message}): run the demo on the daemon's machine`);
     }
+    const secretOf = (c: DemoConnector) => given(options.secrets, c, 'secret');
+    const source = (c: DemoConnector) => given(options.sources, c, 'source');
     const samples = buildDemoSamples({ run: options.run ?? String(randomInt(100_000_000, 1_000_000_000)), now: clock() });
     const deliveries = [];
     for (const delivery of samples.deliveries) {
-      deliveries.push(await send(daemon, delivery, options.secrets[delivery.connector], clock()));
+      deliveries.push(await send(daemon, delivery, secretOf(delivery.connector), clock()));
     }
     options.onProgress?.(
       `sent ${deliveries.length} signed deliveries to ${daemon} (run ${samples.run}); waiting for ${samples.expected.length} records in the emulator at ${emulator}` +
         (vatOn ? ' and for their VAT outcome' : ''),
     );
 
-    const source = (c: DemoConnector) => options.sources[c];
     const vatSamples: VatSample[] = samples.expected.flatMap((e) =>
       e.record === 'invoice' || e.record === 'refund' ? [{ connector: e.connector, record: e.record, source: source(e.connector), external_id: e.external_id, seq: 1 }] : [],
     );
@@ -314,7 +320,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     for (const update of samples.updates) {
       const key = (kind: RecordKey['kind']): RecordKey => ({ kind, source: source(update.connector), external_id: update.external_id });
       const [tx, vat] = await Promise.all([state.records.read(key('transaction')), state.records.read(key('vat'))]);
-      deliveries.push(await send(daemon, update.delivery, options.secrets[update.connector], clock()));
+      deliveries.push(await send(daemon, update.delivery, secretOf(update.connector), clock()));
       updated.push({
         update,
         transactionSeq: tx.seq + 1,
