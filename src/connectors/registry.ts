@@ -3,6 +3,7 @@ import { shopifyConnector } from './shopify/index.js';
 import { stripeConnector } from './stripe/index.js';
 import { woocommerceConnector } from './woocommerce/index.js';
 import type { Settings } from '../config/settings.js';
+import type { z } from 'zod';
 import type { Connector } from './types.js';
 
 /**
@@ -16,6 +17,14 @@ const REGISTERED = [shopifyConnector, stripeConnector, woocommerceConnector, erp
 
 /** The id of a registered connector: `shopify`, `stripe`, `woocommerce`, `erp`. */
 export type ConnectorId = (typeof REGISTERED)[number]['id'];
+
+/**
+ * Each registered connector's platform-API settings as src/config parses them from the variables
+ * its `config.ts` declares (`config.platforms.stripe.apiKey`); undefined for one without.
+ */
+export type PlatformApis = {
+  readonly [C in (typeof REGISTERED)[number] as C['id']]: C extends { readonly platformApi: infer S extends z.ZodType } ? z.output<S> : undefined;
+};
 
 /** Every connector, in registration order (config, routes, and `taxsync status` follow it). */
 export const CONNECTOR_LIST: readonly Connector[] = REGISTERED;

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { Secret } from '../domain/secret.js';
 import type { CanonicalEvent } from '../domain/events.js';
 
@@ -98,7 +99,17 @@ export interface ConnectorConfig {
    * Without one the connector stays off until its secret is configured.
    */
   readonly devSecret?: string;
+  /**
+   * The platform's own API (`taxsync backfill`, the fetch of a waiting refund's original): a zod
+   * object of its environment variables, transformed into the settings its client reads
+   * (`config.platforms.<id>`). Each variable is documented in docs/configuration.md.
+   * @defaultValue none: the platform's API is not read
+   */
+  readonly platformApi?: PlatformApiSchema;
 }
+
+/** A connector's platform-API variables (`.in.shape` names them) and what they become. */
+export type PlatformApiSchema = z.ZodPipe<z.ZodObject, z.ZodTransform>;
 
 export function defineConnectorConfig<const C extends ConnectorConfig>(config: C): C {
   return config;
