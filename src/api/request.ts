@@ -7,8 +7,9 @@ import { deepFreeze } from '../domain/freeze.js';
 /**
  * The one validation of a request body. The mapping checks every body it builds with
  * `checkRequest`; the clients send such a body as it is and parse only a body nobody checked (the
- * CLI's, a test's). A checked body is frozen to the last nested value, so it cannot change between
- * the check and the call: strict in what taxsync sends holds on every path.
+ * CLI's, a test's, a VAT body read back from its ledger as bytes). A checked body is frozen to the
+ * last nested value, so it cannot change between the check and the call: strict in what taxsync
+ * sends holds on every path.
  *
  * PURE (zod and domain only): src/mapping imports it.
  */

@@ -9,9 +9,9 @@ import type { Connector } from './types.js';
 /**
  * THE list of connectors: adding a platform is one folder under src/connectors/ and one line here
  * (docs/connectors.md, "Adding a platform"). Its `config.ts` gives src/config its variables, the
- * HTTP server its route `/webhooks/<id>`, and the conformance test
- * (test/unit/connectors/conformance.test.ts) picks it up with its fixtures under
- * test/fixtures/connectors/<id>/.
+ * HTTP server its route `/webhooks/<id>`, its `demo.ts` the samples `taxsync demo` sends
+ * (src/demo/samples.ts), and the conformance test (test/unit/connectors/conformance.test.ts)
+ * picks it up with its fixtures under test/fixtures/connectors/<id>/.
  */
 const REGISTERED = [shopifyConnector, stripeConnector, woocommerceConnector, erpConnector] as const;
 

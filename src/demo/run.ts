@@ -1,19 +1,18 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { createApiClients, type ApiClients, type Customer, type Exemption, type Transaction } from '../api/index.js';
+import { createApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../domain/secret.js';
 import type { Settings } from '../config/settings.js';
 import { CONNECTORS, DEV_SECRETS, sourceOf } from '../connectors/registry.js';
-import { formatMoney, isoExponent, money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
 import { vatEnabled, type VatSettings } from '../mapping/index.js';
-import { found } from '../processors/outcome.js';
 import type { RedisClient } from '../queue/connection.js';
 import { createKeys } from '../queue/keys.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
 import { DEMO_CONNECTORS, buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation, type DemoUpdate } from './samples.js';
+import { lookUp, type DemoRecord } from './records.js';
 import { filingHint, vatRecordSettled, vatRow, type DemoFilingHint, type DemoVatRow, type VatStateDeps } from './vat.js';
 
 /**
@@ -47,29 +46,7 @@ export interface DemoOptions {
   onProgress?: (line: string) => void;
 }
 
-/** One expected record and what the emulator holds for it. */
-export interface DemoRecord {
-  connector: DemoConnector;
-  record: DemoExpectation['record'];
-  source: string;
-  external_id: string;
-  arrived: boolean;
-  /** The tax engine's id of the record. */
-  tax_id?: string;
-  currency?: string;
-  /** The tax engine's final_transaction_amount (absent for a transaction without lines). */
-  amount?: string;
-  /** The tax engine's tax.total_tax. */
-  total_tax?: string;
-  /** Refunds: the original invoice's external id, the linked fraction and the original's id it names. */
-  invoice_external_id?: string;
-  refund_linked_percentage?: string;
-  created_from?: string;
-  /** Refunds: whether created_from is the tax engine id of the invoice the refund belongs to. */
-  linked?: boolean;
-  /** Customers: name and type; exemptions: what they exempt. */
-  detail?: string;
-}
+export type { DemoRecord } from './records.js';
 
 export interface DemoResult {
   ok: boolean;
@@ -163,7 +140,7 @@ async function send(daemonUrl: string, delivery: DemoDelivery, secret: string, n
     }
   })();
   if (response.status === 401) {
-    const variable = `${delivery.connector.toUpperCase()}_WEBHOOK_SECRET`;
+    const variable = CONNECTORS[delivery.connector]!.secretVariable;
     throw new DemoRefused(`${what}: the daemon refused the signature (401): set ${variable} to the secret the daemon uses, or leave it unset on both sides`);
   }
   if (response.status === 404) throw new DemoRefused(`${what}: the ${delivery.connector} connector is not enabled on the daemon (404)`);
@@ -172,70 +149,6 @@ async function send(daemonUrl: string, delivery: DemoDelivery, secret: string, n
     throw new DemoRefused(`${what}: the daemon dead-lettered the sample as INVALID_PAYLOAD (a taxsync bug: the samples should always parse)`);
   }
   return { connector: delivery.connector, topic: delivery.topic, status: response.status, accepted: typeof body.accepted === 'number' ? body.accepted : 0 };
-}
-
-/** Reads one expected record from the emulator; `undefined` while it has not arrived. */
-async function lookUp(api: ApiClients, expected: DemoExpectation, source: string, invoiceIds: Map<string, string>): Promise<DemoRecord | undefined> {
-  const base = { connector: expected.connector, record: expected.record, source, external_id: expected.external_id };
-  switch (expected.record) {
-    case 'customer': {
-      const customer = await found(() => api.tax.customers.getByKey(source, expected.external_id));
-      return customer && { ...base, arrived: true, tax_id: customer.id, detail: customerDetail(customer) };
-    }
-    case 'invoice': {
-      const tx = await found(() => api.tax.transactions.getByKey(source, expected.external_id));
-      if (tx) invoiceIds.set(`${source}/${expected.external_id}`, tx.id);
-      return tx && { ...base, ...transactionView(tx) };
-    }
-    case 'refund': {
-      const tx = await found(() => api.tax.transactions.getByKey(source, expected.external_id));
-      if (!tx) return undefined;
-      const invoiceId =
-        invoiceIds.get(`${source}/${expected.invoice_external_id}`) ??
-        (await found(() => api.tax.transactions.getByKey(source, expected.invoice_external_id)))?.id;
-      return {
-        ...base,
-        ...transactionView(tx),
-        invoice_external_id: expected.invoice_external_id,
-        ...(tx.refund_info?.refund_linked_percentage === undefined ? {} : { refund_linked_percentage: tx.refund_info.refund_linked_percentage }),
-        ...(tx.created_from ? { created_from: tx.created_from } : {}),
-        linked: tx.transaction_type === 'refund' && tx.refund_info?.is_refund_linked === true && invoiceId !== undefined && tx.created_from === invoiceId,
-      };
-    }
-    case 'exemption': {
-      const customer = await found(() => api.tax.customers.getByKey(source, expected.customer_external_id));
-      if (!customer) return undefined;
-      let exemption: Exemption | undefined;
-      // Exemptions have no external key in the tax engine: find ours by its customer and certificate.
-      for await (const candidate of api.tax.exemptions.iterate({ limit: 100 })) {
-        if (candidate.customer_id === customer.id && candidate.certificate_id === expected.certificate_id) exemption = candidate;
-      }
-      return exemption && { ...base, arrived: true, tax_id: exemption.id, detail: exemptionDetail(exemption, expected.customer_external_id) };
-    }
-  }
-}
-
-function transactionView(tx: Transaction): Omit<DemoRecord, 'connector' | 'record' | 'source' | 'external_id'> {
-  const currency = tx.currency_details?.currency;
-  // A service writes decimals at any scale ("80", "80.000000"); people read them in the currency's minor units.
-  const shown = (value: string) => (currency === undefined ? value : formatMoney(money(value), isoExponent(currency)));
-  return {
-    arrived: true,
-    tax_id: tx.id,
-    ...(currency ? { currency } : {}),
-    // A linked refund the source gives without lines (WooCommerce) is one "Refund" item at its net amount.
-    ...(tx.amounts?.final_transaction_amount && (tx.items ?? []).length > 0 ? { amount: shown(tx.amounts.final_transaction_amount) } : {}),
-    ...(tx.tax?.total_tax ? { total_tax: shown(tx.tax.total_tax) } : {}),
-  };
-}
-
-function customerDetail(customer: Customer): string {
-  return [customer.name, customer.customer_type].filter(Boolean).join(', ');
-}
-
-function exemptionDetail(exemption: Exemption, customerExternalId: string): string {
-  const where = exemption.jurisdictions && exemption.jurisdictions.length > 0 ? `${exemption.country} ${exemption.jurisdictions.join(' ')}` : exemption.country;
-  return `${exemption.exemption_type ?? ''} ${where ?? ''}, ${exemption.exemption_status ?? 'active'}, customer ${customerExternalId}`.trim();
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
