@@ -11,9 +11,24 @@ export interface BenchRedis {
   version: string;
   /** Deletes every key under `prefix` (used when REDIS_URL is shared). */
   clear(prefix: string): Promise<void>;
-  /** Sum of MEMORY USAGE (SAMPLES 0) over every key under `prefix`. */
-  bytesUnder(prefix: string): Promise<{ bytes: number; keys: number }>;
+  /**
+   * Sum of MEMORY USAGE (SAMPLES 0) over every key under `prefix`, and the same per kind of key
+   * (`kindOfKey`), which is what docs/performance.md's per-key table reports.
+   */
+  bytesUnder(prefix: string): Promise<{ bytes: number; keys: number; byKind: Record<string, number> }>;
   stop(): Promise<void>;
+}
+
+// BullMQ's own keys of a queue (`<prefix>:<queue>:<name>`); any other name there is a job hash.
+const BULLMQ_KEYS = new Set(['wait', 'paused', 'meta', 'id', 'delayed', 'prioritized', 'pc', 'active', 'events', 'stalled', 'stalled-check', 'marker', 'completed', 'failed', 'limiter', 'de', 'repeat']);
+
+/** `state`, `event`, `trace`… for taxsync's keys; `<queue> job`, `<queue> wait`… for BullMQ's. */
+export function kindOfKey(prefix: string, key: string): string {
+  const [first = '', second = ''] = key.slice(prefix.length + 1).split(':');
+  if (['customers', 'transactions', 'vat-submissions', 'dead-letter', 'bench-sync'].includes(first)) {
+    return `${first} ${BULLMQ_KEYS.has(second) ? second : 'job'}`;
+  }
+  return first;
 }
 
 async function scanKeys(client: Redis, prefix: string): Promise<string[]> {
@@ -76,12 +91,20 @@ export async function startBenchRedis(): Promise<BenchRedis> {
     async bytesUnder(prefix) {
       const keys = await scanKeys(client, prefix);
       let bytes = 0;
+      const byKind: Record<string, number> = {};
       for (let i = 0; i < keys.length; i += 1000) {
+        const batch = keys.slice(i, i + 1000);
         const pipeline = client.pipeline();
-        for (const key of keys.slice(i, i + 1000)) pipeline.call('MEMORY', 'USAGE', key, 'SAMPLES', '0');
-        for (const [error, value] of (await pipeline.exec()) ?? []) if (!error) bytes += Number(value ?? 0);
+        for (const key of batch) pipeline.call('MEMORY', 'USAGE', key, 'SAMPLES', '0');
+        const results = (await pipeline.exec()) ?? [];
+        results.forEach(([error, value], j) => {
+          if (error) return;
+          const kind = kindOfKey(prefix, batch[j]!);
+          bytes += Number(value ?? 0);
+          byKind[kind] = (byKind[kind] ?? 0) + Number(value ?? 0);
+        });
       }
-      return { bytes, keys: keys.length };
+      return { bytes, keys: keys.length, byKind };
     },
     async stop() {
       client.disconnect();

@@ -83,7 +83,24 @@ export async function syncThroughput(ctx: BenchContext): Promise<ScenarioResult[
       ratioMeaning: 'taxsync bytes ÷ bare BullMQ bytes (lower is better)',
       target: '≤ 1.5',
       pass: taxsyncBytes / baselineBytes <= 1.5,
-      details: { events: n, taxsyncKeys: taxsyncMemory.keys, baselineKeys: baselineMemory.keys, taxsyncBytes: taxsyncMemory.bytes, baselineBytes: baselineMemory.bytes },
+      details: {
+        events: n,
+        taxsyncKeys: taxsyncMemory.keys,
+        baselineKeys: baselineMemory.keys,
+        taxsyncBytes: taxsyncMemory.bytes,
+        baselineBytes: baselineMemory.bytes,
+        taxsyncBytesPerEventByKey: perEvent(taxsyncMemory.byKind, n),
+        baselineBytesPerEventByKey: perEvent(baselineMemory.byKind, n),
+      },
     },
   ];
+}
+
+/** Bytes per pending event of each kind of key, largest first. */
+function perEvent(byKind: Record<string, number>, n: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(byKind)
+      .sort(([, a], [, b]) => b - a)
+      .map(([kind, bytes]) => [kind, round(bytes / n)]),
+  );
 }

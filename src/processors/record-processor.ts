@@ -6,9 +6,10 @@ import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
 import type { JobOutcome } from '../observability/metrics.js';
 import type { DeadLetterStore } from '../queue/dead-letter.js';
-import { RecordJobData } from '../queue/jobs.js';
+import { recordOfJob } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
 import type { RecordState, RecordStore } from '../queue/record-state.js';
+import { withScripts } from '../queue/redis-scripts.js';
 import { appendTraces, type TraceEntry, type TraceSettings } from '../queue/trace.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
 import { createWaitingIndex, describeAge } from './waiting.js';
@@ -92,9 +93,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
    * during the call loses only that line; the job itself is recovered.
    */
   async function trace(record: RecordKey, entry: Omit<TraceEntry, 'at'>, held: TraceEntry[] = []): Promise<void> {
-    const multi = deps.redis.multi();
-    appendTraces(multi, deps.keys, recordKeyString(record), [...held.splice(0), { at: clock().toISOString(), ...entry }], deps.trace);
-    await multi.exec();
+    await appendTraces(withScripts(deps.redis), deps.keys, recordKeyString(record), [...held.splice(0), { at: clock().toISOString(), ...entry }], deps.trace);
   }
 
   /** The same version dead-lettered twice (a crash between two writes) is one entry: its id is derived. */
@@ -254,14 +253,12 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   };
 
   async function run(job: Job, token?: string): Promise<ProcessResult> {
-    const data = RecordJobData.safeParse(job.data);
-    if (!data.success) {
-      // One line (an entry's message is a table cell in `dlq list`): zod's own message is a JSON dump.
-      const problems = data.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; ');
-      await deadLetter(job, null, undefined, new TaxsyncError('JOB_INVALID', `job ${job.id} has unreadable data: ${problems}`));
+    const of = recordOfJob(job);
+    if (!('record' in of)) {
+      await deadLetter(job, null, undefined, new TaxsyncError('JOB_INVALID', `job ${job.id} has unreadable data: ${of.problem}`));
       return 'dead-lettered';
     }
-    const record = data.data.record;
+    const record = of.record;
     // Made only when a handler logs: a child logger per job is measurable CPU on the hot path.
     let logger: Logger | undefined;
     const jobLogger = (): Logger =>

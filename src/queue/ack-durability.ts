@@ -32,8 +32,12 @@ export interface AckGuard {
   readonly mode: AckDurability;
   /** Probes the server once (cached when it succeeds); fails when the mode cannot work there. */
   ready(): Promise<AckPlan>;
-  /** Resolves once what this connection wrote is as durable as the mode asks; REDIS_NOT_DURABLE otherwise. */
-  confirm(): Promise<void>;
+  /**
+   * Resolves once what this connection (or `on`, another connection to the same server: WAITAOF
+   * and WAIT count a connection's own writes) wrote is as durable as the mode asks;
+   * REDIS_NOT_DURABLE otherwise.
+   */
+  confirm(on?: RedisClient): Promise<void>;
 }
 
 export interface AckOptions {
@@ -122,10 +126,10 @@ export function createAckGuard(client: RedisClient, options: AckOptions): AckGua
       });
       return plan;
     },
-    async confirm() {
+    async confirm(on) {
       const { method } = await this.ready();
       if (method === 'none') return;
-      const node = await nodeOf(client, options.slotKey, slot);
+      const node = await nodeOf(on ?? client, options.slotKey, on === undefined || on === client ? slot : {});
       const timeout = String(options.timeoutMs);
       if (method === 'waitaof') {
         const answer = await node.call('WAITAOF', '1', '0', timeout).catch((error: unknown) => {

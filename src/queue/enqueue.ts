@@ -11,13 +11,14 @@ import { BACKOFF_TYPE, policyFor, type RetryPolicies, type RetryPolicy } from '.
  * waiting job reads the newest state when it runs (DESIGN.md invariant 2).
  */
 
-/** Job options shared by every record job. */
-export function recordJobOptions(recordKey: string, delayMs: number, retry: RetryPolicy) {
+/**
+ * Job options shared by every record job, kept to what differs from BullMQ's defaults: BullMQ
+ * stores them in the job's hash, and over 64 bytes the hash loses Redis's compact encoding (about
+ * 450 bytes more per pending record). The id is passed beside them, not in them, and the removal
+ * of finished jobs is the record workers' option (src/queue/worker.ts), not each job's.
+ */
+export function recordJobOptions(delayMs: number, retry: RetryPolicy) {
   return {
-    jobId: recordKey,
-    removeOnComplete: true,
-    // Final failures are dead-lettered by the processor; a failed job must not block the id.
-    removeOnFail: true,
     attempts: retry.attempts,
     backoff: { type: BACKOFF_TYPE },
     ...(delayMs > 0 ? { delay: delayMs } : {}),
@@ -31,21 +32,21 @@ export interface EnqueueOptions {
   retry?: RetryPolicy | RetryPolicies | undefined;
 }
 
-function jobOf(record: RecordKey, options: EnqueueOptions) {
-  const recordKey = recordKeyString(record);
-  const data: RecordJobData = { v: RECORD_JOB_VERSION, record };
-  return { recordKey, data, opts: recordJobOptions(recordKey, options.delayMs ?? 0, policyFor(record.kind, options.retry)) };
+// The record is the job's id (recordOfJob reads it back): the data is only the version.
+const DATA: RecordJobData = { v: RECORD_JOB_VERSION };
+
+function jobOf(queue: Queue, record: RecordKey, options: EnqueueOptions): Job {
+  const opts = recordJobOptions(options.delayMs ?? 0, policyFor(record.kind, options.retry));
+  return new Job(queue, record.kind, DATA, opts, recordKeyString(record));
 }
 
 /** Adds the record's job inside `multi`: queued with the rest of the transaction, or not at all. */
 export function enqueueRecordIn(multi: ChainableCommander, queue: Queue, record: RecordKey, options: EnqueueOptions = {}): void {
   // The queue's connection must be the one `multi` runs on (ONE transaction spans the queues).
-  const { recordKey, data, opts } = jobOf(record, options);
-  void new Job(queue, record.kind, data, opts, recordKey).addJob(multi as never);
+  void jobOf(queue, record, options).addJob(multi as never);
 }
 
 /** Adds the record's job now (the requeuer: a record that has unapplied events and lost its job). */
 export async function enqueueRecord(queue: Queue, record: RecordKey, options: EnqueueOptions = {}): Promise<void> {
-  const { data, opts } = jobOf(record, options);
-  await queue.add(record.kind, data, opts);
+  await jobOf(queue, record, options).addJob(await queue.backend.client);
 }

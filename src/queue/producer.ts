@@ -9,9 +9,9 @@ import type { DeadLetterStore, NewDeadLetter, DeadLetterEntry } from './dead-let
 import { enqueueRecordIn } from './enqueue.js';
 import type { Keys } from './keys.js';
 import { QUEUE_NAMES, queueForKind, type QueueName } from './names.js';
-import { scriptedMulti, withScripts } from './redis-scripts.js';
+import { createLeanConnection } from './lean-connection.js';
 import type { RetryPolicies, RetryPolicy } from './retry.js';
-import { traceLine, type TraceSettings } from './trace.js';
+import type { TraceSettings } from './trace.js';
 
 export type EventOutcome = 'queued' | 'stale' | 'duplicate';
 
@@ -71,7 +71,8 @@ export interface ProducerOptions {
 export { recordJobOptions } from './enqueue.js';
 
 export function createProducer(options: ProducerOptions): Producer {
-  const redis = withScripts(options.connection);
+  const redis = options.connection;
+  const lean = createLeanConnection(options.connection);
   const clock = options.clock ?? (() => new Date());
   const { keys } = options;
 
@@ -92,31 +93,30 @@ export function createProducer(options: ProducerOptions): Producer {
     async accept(input) {
       ensureReady();
       const now = clock();
-      // BullMQ's own client wraps the same connection and adds what its job scripts need to run
-      // inside a transaction; our scripts are defined on that connection too.
-      const bullClient = (await options.queues[QUEUE_NAMES.deadLetter].backend.client) as unknown as typeof redis;
-      const multi = scriptedMulti(bullClient);
+      // The transaction runs on a connection with only the scripts it needs (src/queue/lean-connection.ts).
+      const bullClient = (await options.queues[QUEUE_NAMES.deadLetter].backend.client) as unknown as RedisClient;
+      const client = await lean.get(bullClient);
+      const multi = lean.multi(client);
       // Index in the transaction's results of each event's latest-state write (its outcome).
       const outcomeAt: number[] = [];
       let commands = 0;
-      const record = (event: CanonicalEvent, key: RecordKey): void => {
+      const record = (event: CanonicalEvent, json: string, key: RecordKey): void => {
         const recordKey = recordKeyString(key);
-        const base = { at: now.toISOString(), event_id: event.id, occurred_at: event.occurred_at, connector: event.connector };
+        // The trace lines (stale, received) are built by the script from the event itself.
         multi.taxsyncRecordEvent(
           keys.state(recordKey),
           keys.dirty,
           keys.trace(recordKey),
           keys.counters,
           keys.event(recordKey),
-          JSON.stringify(event),
+          keys.applied(recordKey),
+          json,
           Date.parse(event.occurred_at),
           event.id,
           recordKey,
           now.getTime(),
-          traceLine({ ...base, step: 'stale', detail: 'older than the newest event held for this record; dropped' }),
           options.trace.maxEntries,
           options.trace.maxAgeMs,
-          traceLine({ ...base, step: 'received', detail: event.type }),
           eventOrder(event),
         );
         const queue = options.queues[queueForKind(key.kind)];
@@ -126,10 +126,11 @@ export function createProducer(options: ProducerOptions): Producer {
       };
       for (const event of input.events) {
         outcomeAt.push(commands);
-        record(event, event.record);
+        const json = JSON.stringify(event);
+        record(event, json, event.record);
         // With VAT on, invoices and refunds are also records of the vat-submissions queue: same
         // events, their own latest state and job, so the VAT path never waits for the tax engine.
-        if (options.vat && event.record.kind === 'transaction') record(event, { ...event.record, kind: 'vat' });
+        if (options.vat && event.record.kind === 'transaction') record(event, json, { ...event.record, kind: 'vat' });
       }
       const deadLetters = (input.deadLetters ?? []).map((entry) => options.deadLetters.addTo(multi, entry));
       if (input.delivery) {
@@ -142,7 +143,7 @@ export function createProducer(options: ProducerOptions): Producer {
       if (results === null) throw new Error('Redis transaction was aborted');
       for (const [error] of results) if (error) throw error;
       // Stored in Redis's memory; a 2xx waits until it is as durable as configured.
-      await options.ack?.confirm();
+      await options.ack?.confirm(client);
       const outcomes = input.events.map((_, i): EventOutcome => {
         const seq = Number(results[outcomeAt[i]!]?.[1]);
         return seq > 0 ? 'queued' : seq === 0 ? 'duplicate' : 'stale';

@@ -13,6 +13,70 @@ import type { RedisClient } from './connection.js';
 // record keeps one copy of its event, not two. Hashes written before this layout kept the events
 // in the 'event' and 'applied_event' fields; they are still read, and moved out when next written.
 
+// The 'received' line of `taxsync trace` is not written when an event arrives: the state hash
+// keeps a flag, `rcv`, and the line is built from the held event and `received_at` and pushed by
+// the next write to the record's trace (every script that pushes a line flushes it first, so the
+// order is what it would have been), or when the event is applied or replaced. A pending record
+// thus carries no trace list (about 390 bytes of Redis memory), and `readTrace` shows the pending
+// line as the newest. The line is byte for byte what `traceLine` in src/queue/trace.ts writes.
+const TRACE_LIB = `
+local function iso(ms)
+  local s = math.floor(ms / 1000)
+  local milli = ms - s * 1000
+  local days = math.floor(s / 86400)
+  local rem = s - days * 86400
+  -- civil_from_days (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms")
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', y, m, d, math.floor(rem / 3600), math.floor(rem % 3600 / 60), rem % 60, milli)
+end
+-- JSON.stringify leaves '/' alone; cjson escapes it (a '\\/' only ever comes from that escape).
+local function enc(v) return (string.gsub(cjson.encode(v), '\\\\/', '/')) end
+-- A line for the event \`raw\` (its JSON) at \`at_ms\`, in traceLine's key order; nil when unreadable.
+local function event_line(raw, at_ms, step, detail)
+  local ok, ev = pcall(cjson.decode, raw)
+  if not ok or type(ev) ~= 'table' then return nil end
+  local out = { '{"at":', enc(iso(at_ms)) }
+  for _, f in ipairs({ { 'event_id', ev.id }, { 'occurred_at', ev.occurred_at }, { 'connector', ev.connector }, { 'step', step }, { 'detail', detail or ev.type } }) do
+    if type(f[2]) == 'string' then out[#out + 1] = ',"' .. f[1] .. '":' .. enc(f[2]) end
+  end
+  out[#out + 1] = '}'
+  return table.concat(out)
+end
+local function push_lines(trace_key, max, age, lines)
+  if max <= 0 or #lines == 0 then return end
+  redis.call('LPUSH', trace_key, unpack(lines))
+  redis.call('LTRIM', trace_key, 0, max - 1)
+  redis.call('PEXPIRE', trace_key, age)
+end
+-- The pending 'received' line of the newest event, or nil. The event is in the event key, or in
+-- the applied key once applied by a write that carried no trace settings.
+local function pending_line(state_key, event_key, applied_key)
+  local f = redis.call('HMGET', state_key, 'rcv', 'received_at')
+  if not f[1] then return nil end
+  local raw = redis.call('GET', event_key)
+  if not raw and applied_key then raw = redis.call('GET', applied_key) end
+  return raw and event_line(raw, tonumber(f[2] or '0'), 'received') or false
+end
+-- Pushes the pending line (if any) and then \`lines\` (oldest first), in one LPUSH. With tracing
+-- off here (max 0) the flag stays for a writer that has the settings.
+local function flush_received(state_key, event_key, applied_key, trace_key, max, age, lines)
+  if max <= 0 then return end
+  local line = pending_line(state_key, event_key, applied_key)
+  if line ~= nil then redis.call('HDEL', state_key, 'rcv') end
+  if line then table.insert(lines, 1, line) end
+  push_lines(trace_key, max, age, lines)
+end
+`;
+
 // Latest-state write. Drops an event that does not come after the one held (and therefore after
 // the last one applied), in the object's own order (docs/events.md, "Ordering"):
 // 1. a final state held (a void) is replaced only by another final state, whatever the times;
@@ -20,24 +84,21 @@ import type { RedisClient } from './connection.js';
 // 3. otherwise the later occurred_at wins; within the same instant the higher precedence wins;
 //    a full tie goes to the later arrival.
 // Returns the new seq, 0 for the same event again, -1 for a stale event. Appends to the record's
-// trace in the same step. ARGV[10] is the incoming event's order, `<precedence>|<final>|<version>`
+// trace in the same step (a stale line now; the event's 'received' line when it is applied or
+// replaced, see TRACE_LIB). ARGV[8] is the incoming event's order, `<precedence>|<final>|<version>`
 // (eventOrder in src/domain/events.ts); absent means `0|0|`.
-const RECORD_EVENT = `
+// KEYS: state, dirty, trace, counters, event, applied.
+// ARGV: 1 event JSON, 2 occurred_at ms, 3 event id, 4 record key, 5 received at ms, 6 trace max,
+// 7 trace max age ms, 8 order.
+const RECORD_EVENT = TRACE_LIB + `
 local held = redis.call('HMGET', KEYS[1], 'event_at', 'event_id', 'event_prec', 'event_final', 'event_ver', 'received_at')
 local held_at = tonumber(held[1] or '-1')
-local trace_max = tonumber(ARGV[7])
-local function trace(entry)
-  if trace_max > 0 then
-    redis.call('LPUSH', KEYS[3], entry)
-    redis.call('LTRIM', KEYS[3], 0, trace_max - 1)
-    redis.call('PEXPIRE', KEYS[3], ARGV[8])
-  end
-end
+local trace_max = tonumber(ARGV[6])
 if held[2] == ARGV[3] then
   redis.call('HINCRBY', KEYS[4], 'duplicate_events', 1)
   return 0
 end
-local prec, final, ver = string.match(ARGV[10] or '', '^(%d*)|(%d?)|(%d*)$')
+local prec, final, ver = string.match(ARGV[8] or '', '^(%d*)|(%d?)|(%d*)$')
 prec = tonumber(prec) or 0
 final = final == '1'
 ver = tonumber(ver)
@@ -55,12 +116,15 @@ if held[1] then
     stale = prec < tonumber(held[3] or '0')
   end
 end
+-- The held event's 'received' line goes before this event's stale line, or before it is replaced.
 if stale then
   redis.call('HINCRBY', KEYS[1], 'stale', 1)
   redis.call('HINCRBY', KEYS[4], 'stale_events', 1)
-  trace(ARGV[6])
+  local line = event_line(ARGV[1], tonumber(ARGV[5]), 'stale', 'older than the newest event held for this record; dropped')
+  flush_received(KEYS[1], KEYS[5], KEYS[6], KEYS[3], trace_max, ARGV[7], { line })
   return -1
 end
+flush_received(KEYS[1], KEYS[5], KEYS[6], KEYS[3], trace_max, ARGV[7], {})
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('HSET', KEYS[1], 'event_at', ARGV[2], 'event_id', ARGV[3], 'received_at', ARGV[5])
 -- The coalescing window tells a burst from a lone update by the time between the two.
@@ -73,7 +137,7 @@ if ver then redis.call('HSET', KEYS[1], 'event_ver', ver) else redis.call('HDEL'
 redis.call('SET', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[1], 'event')
 redis.call('SADD', KEYS[2], ARGV[4])
-trace(ARGV[9])
+if trace_max > 0 then redis.call('HSET', KEYS[1], 'rcv', '1') end
 return seq
 `;
 
@@ -89,7 +153,7 @@ return seq
 // then the set pairs, the cleared names and the trace lines. A version no newer than the one
 // already applied writes only its trace lines and returns 0.
 // KEYS: state, dirty, trace, event, applied.
-const MARK_APPLIED = `
+const MARK_APPLIED = TRACE_LIB + `
 local held = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq')
 local seq = tonumber(held[1] or '0')
 -- A version at or below the one already applied (a stalled job finishing after the job that took
@@ -98,10 +162,14 @@ local seq = tonumber(held[1] or '0')
 local superseded = tonumber(held[2] or '0') >= tonumber(ARGV[1])
 local n_set = tonumber(ARGV[9])
 local n_del = tonumber(ARGV[10])
+-- Nothing is written when the caller has to send the event after all (see above).
+if not superseded and ARGV[6] == '=' and seq ~= tonumber(ARGV[1]) then return -seq end
+-- A pending 'received' line goes before this job's lines (it arrived before they were written),
+-- in the same LPUSH, while the held event is still in the event key.
+flush_received(KEYS[1], KEYS[4], KEYS[5], KEYS[3], tonumber(ARGV[7]), ARGV[8], { unpack(ARGV, 11 + 2 * n_set + n_del, #ARGV) })
 if not superseded then
   local applied = ARGV[6]
   if applied == '=' then
-    if seq ~= tonumber(ARGV[1]) then return -seq end
     if redis.call('EXISTS', KEYS[4]) == 1 then
       redis.call('RENAME', KEYS[4], KEYS[5])
     else
@@ -117,13 +185,6 @@ if not superseded then
   redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5])
   if n_set > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 11, 10 + 2 * n_set)) end
   if n_del > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, 11 + 2 * n_set, 10 + 2 * n_set + n_del)) end
-end
-local i = 11 + 2 * n_set + n_del
-local trace_max = tonumber(ARGV[7])
-if trace_max > 0 and i <= #ARGV then
-  redis.call('LPUSH', KEYS[3], unpack(ARGV, i, #ARGV))
-  redis.call('LTRIM', KEYS[3], 0, trace_max - 1)
-  redis.call('PEXPIRE', KEYS[3], ARGV[8])
 end
 if superseded then return 0 end
 if seq <= tonumber(ARGV[1]) then
@@ -166,6 +227,22 @@ redis.call('SADD', KEYS[2], ARGV[2])
 return seq
 `;
 
+// Appends trace lines (ARGV[3..], oldest first) after the pending 'received' line.
+// KEYS: state, event, applied, trace. ARGV: 1 trace max, 2 trace max age ms, then the lines.
+const TRACE = TRACE_LIB + `
+flush_received(KEYS[1], KEYS[2], KEYS[3], KEYS[4], tonumber(ARGV[1]), ARGV[2], { unpack(ARGV, 3, #ARGV) })
+return 0
+`;
+
+// A record's trace, newest first, the pending 'received' line included. KEYS: state, event,
+// applied, trace.
+const READ_TRACE = TRACE_LIB + `
+local lines = redis.call('LRANGE', KEYS[4], 0, -1)
+local line = pending_line(KEYS[1], KEYS[2], KEYS[3])
+if line then table.insert(lines, 1, line) end
+return lines
+`;
+
 // One consistent read of a record (KEYS: state, event, applied): the hash's small fields, then
 // the newest event and the applied one (each falling back to the fields older hashes kept).
 const READ_STATE = `
@@ -186,31 +263,36 @@ export interface TaxsyncCommands {
     traceKey: string,
     countersKey: string,
     eventKey: string,
+    appliedKey: string,
     eventJson: string,
     occurredAtMs: number,
     eventId: string,
     recordKey: string,
     receivedAtMs: number,
-    staleTraceEntry: string,
     traceMax: number,
     traceMaxAgeMs: number,
-    receivedTraceEntry: string,
     /** eventOrder(event): `<precedence>|<final>|<version>`. */
     order?: string,
   ): Promise<number>;
+  /** Lines oldest first, after the record's pending 'received' line. */
+  taxsyncTrace(stateKey: string, eventKey: string, appliedKey: string, traceKey: string, traceMax: number, traceMaxAgeMs: number, ...lines: string[]): Promise<number>;
+  /** Newest first, with the pending 'received' line. */
+  taxsyncReadTrace(stateKey: string, eventKey: string, appliedKey: string, traceKey: string): Promise<string[]>;
   /** See MARK_APPLIED for the arguments after the keys. */
   taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, eventKey: string, appliedKey: string, ...args: (string | number)[]): Promise<number>;
 }
 
 type Scripted = RedisClient & TaxsyncCommands;
-type ScriptedChain = ChainableCommander & { [K in keyof TaxsyncCommands]: (...args: Parameters<TaxsyncCommands[K]>) => ScriptedChain };
+export type ScriptedChain = ChainableCommander & { [K in keyof TaxsyncCommands]: (...args: Parameters<TaxsyncCommands[K]>) => ScriptedChain };
 
 const defined = new WeakSet<object>();
 
 /** Defines the scripts on `client` (once) and returns it typed with them. */
 export function withScripts(client: RedisClient): Scripted {
   if (!defined.has(client)) {
-    client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 5, lua: RECORD_EVENT });
+    client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 6, lua: RECORD_EVENT });
+    client.defineCommand('taxsyncTrace', { numberOfKeys: 4, lua: TRACE });
+    client.defineCommand('taxsyncReadTrace', { numberOfKeys: 4, lua: READ_TRACE });
     client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 5, lua: MARK_APPLIED });
     client.defineCommand('taxsyncReplayMark', { numberOfKeys: 4, lua: REPLAY_MARK });
     client.defineCommand('taxsyncReadState', { numberOfKeys: 3, lua: READ_STATE });

@@ -1,4 +1,5 @@
 import type { RedisClient } from './connection.js';
+import { withScripts, type TaxsyncCommands } from './redis-scripts.js';
 import { z } from 'zod';
 import type { Keys } from './keys.js';
 
@@ -42,29 +43,33 @@ export function traceLine(entry: TraceEntry): string {
   return JSON.stringify(entry);
 }
 
-type TraceChain = {
-  lpush(key: string, ...values: string[]): unknown;
-  ltrim(key: string, a: number, b: number): unknown;
-  pexpire(key: string, ms: number): unknown;
-};
+type TraceChain = Pick<TaxsyncCommands, 'taxsyncTrace'> | { taxsyncTrace(...args: Parameters<TaxsyncCommands['taxsyncTrace']>): unknown };
 
-/** Appends on a pipeline or MULTI (bounded in size and age). */
+/** Appends on a scripted client, pipeline or MULTI (bounded in size and age). */
 export function appendTrace(chain: TraceChain, keys: Keys, recordKey: string, entry: TraceEntry, settings: TraceSettings): void {
   appendTraces(chain, keys, recordKey, [entry], settings);
 }
 
-/** Appends several lines, oldest first, with one trim and one expiry. */
-export function appendTraces(chain: TraceChain, keys: Keys, recordKey: string, entries: readonly TraceEntry[], settings: TraceSettings): void {
-  if (settings.maxEntries <= 0 || entries.length === 0) return;
-  const key = keys.trace(recordKey);
-  chain.lpush(key, ...entries.map(traceLine));
-  chain.ltrim(key, 0, settings.maxEntries - 1);
-  chain.pexpire(key, settings.maxAgeMs);
+/**
+ * Appends several lines, oldest first, with one trim and one expiry, after the record's pending
+ * 'received' line (written only now: see TRACE_LIB in src/queue/redis-scripts.ts).
+ */
+export function appendTraces(chain: TraceChain, keys: Keys, recordKey: string, entries: readonly TraceEntry[], settings: TraceSettings): unknown {
+  if (settings.maxEntries <= 0 || entries.length === 0) return undefined;
+  return chain.taxsyncTrace(
+    keys.state(recordKey),
+    keys.event(recordKey),
+    keys.applied(recordKey),
+    keys.trace(recordKey),
+    settings.maxEntries,
+    settings.maxAgeMs,
+    ...entries.map(traceLine),
+  );
 }
 
-/** Oldest first. */
+/** Oldest first, the newest event's 'received' line included while it is still pending. */
 export async function readTrace(redis: RedisClient, keys: Keys, recordKey: string): Promise<TraceEntry[]> {
-  const lines = await redis.lrange(keys.trace(recordKey), 0, -1);
+  const lines = await withScripts(redis).taxsyncReadTrace(keys.state(recordKey), keys.event(recordKey), keys.applied(recordKey), keys.trace(recordKey));
   return lines
     .reverse()
     .flatMap((line) => {

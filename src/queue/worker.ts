@@ -1,6 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import type { RedisClient } from './connection.js';
-import { RecordJobData } from './jobs.js';
+import { recordOfJob } from './jobs.js';
 import type { QueueName } from './names.js';
 import type { Requeuer } from './requeue.js';
 import { fullJitterDelay, type RetryPolicy } from './retry.js';
@@ -42,15 +42,20 @@ export function createRecordWorker(options: RecordWorkerOptions): Worker {
     // one is far above any real rate, so it never limits by itself.
     limiter: { max: 1_000_000, duration: 1_000 },
     maxStalledCount: 2,
+    // Record jobs leave these out of their own options (src/queue/enqueue.ts): a finished job must
+    // not stay, or its id (the record key) would block the record's next job. Final failures are
+    // dead-lettered by the processor. (`{ count: 0 }` is what `true` means in a job's options.)
+    removeOnComplete: { count: 0 },
+    removeOnFail: { count: 0 },
     settings: {
       // Jobs ask for the BACKOFF_TYPE strategy; it is the only one taxsync uses.
       backoffStrategy: (attemptsMade: number) => fullJitterDelay(attemptsMade, options.retry),
     },
   });
   worker.on('completed', (job: Job) => {
-    const data = RecordJobData.safeParse(job.data);
-    if (!data.success) return;
-    options.requeuer.ensureQueued(data.data.record).catch((error: unknown) => {
+    const of = recordOfJob(job);
+    if (!('record' in of)) return;
+    options.requeuer.ensureQueued(of.record).catch((error: unknown) => {
       options.logger.warn({ err: error, jobId: job.id }, 'could not check the record after its job completed');
     });
   });

@@ -118,6 +118,19 @@ describe('record processor', () => {
     expect(calls[0]!.name).toBe('version 2');
   });
 
+  it("keeps the trace in the order things happened: a pending event's received line comes before its failed attempt", async () => {
+    let failures = 1;
+    await pipeline.startWorker('customers', async (event) => {
+      if (failures-- > 0) throw new TaxsyncError('API_SERVER_ERROR', 'answered 500', { status: 500 });
+      calls.push({ name: nameOf(event), start: 0, end: 0 });
+      return { kind: 'done', detail: 'ok', status: 200 };
+    });
+    await pipeline.producer.accept({ events: [customerEvent(1)] });
+    await eventually(async () => (await pipeline.records.read(RECORD)).appliedSeq === 1);
+    const trace = await readTrace(pipeline.producerConnection, pipeline.keys, 'customer|api|c-1');
+    expect(trace.map((t) => t.step)).toEqual(['received', 'sent', 'retry', 'sent', 'answered']);
+  });
+
   it('dead-letters a transient failure once the attempts run out', async () => {
     await pipeline.startWorker('customers', async () => {
       throw new TaxsyncError('API_SERVER_ERROR', 'answered 500', { status: 500 });
@@ -138,6 +151,29 @@ describe('record processor', () => {
     expect(entry!.error.message).toMatch(/^job customer\|api\|c-legacy has unreadable data: v: .+; record: .+/);
     expect(entry!.error.message).not.toContain('\n');
     expect(calls).toEqual([]);
+  });
+
+  it('still runs a job queued before job data became a reference (version 1, with the record and its own options)', async () => {
+    const key = 'customer|api|c-1';
+    await pipeline.producer.accept({ events: [customerEvent(1)] });
+    // The job as the version before wrote it, in place of the one just queued.
+    await (await pipeline.queues.customers.getJob(key))!.remove();
+    await pipeline.queues.customers.add('customer', { v: 1, record: RECORD }, { jobId: key, removeOnComplete: true, removeOnFail: true, attempts: 3 });
+    await pipeline.startWorker('customers', recording());
+    await eventually(async () => (await pipeline.records.read(RECORD)).appliedSeq === 1);
+    expect(calls.map((c) => c.name)).toEqual(['version 1']);
+    await eventually(async () => (await pipeline.queues.customers.getJob(key)) === undefined);
+    expect(await pipeline.deadLetters.count()).toBe(0);
+  });
+
+  it('removes a finished job, whose options no longer say so, so its record can be queued again', async () => {
+    await pipeline.startWorker('customers', recording());
+    await pipeline.producer.accept({ events: [customerEvent(1)] });
+    await eventually(async () => (await pipeline.records.read(RECORD)).appliedSeq === 1);
+    await eventually(async () => (await pipeline.queues.customers.getJob('customer|api|c-1')) === undefined);
+    expect(await pipeline.queues.customers.getJobCounts('completed', 'failed')).toEqual({ completed: 0, failed: 0 });
+    await pipeline.producer.accept({ events: [customerEvent(2)] });
+    await eventually(async () => (await pipeline.records.read(RECORD)).appliedSeq === 2);
   });
 
   it('waits for what a record needs and goes on once it is there', async () => {
