@@ -50,11 +50,3 @@ function reportDrift(contract: z.ZodType, res: HttpResponse, endpoint: string, o
 export function acceptedUnreadable(error: unknown): error is TaxsyncError {
   return isTaxsyncError(error) && error.code === 'API_BAD_RESPONSE' && error.status !== undefined && error.status >= 200 && error.status < 300;
 }
-
-/** Validates a request body before any call; nothing is sent when it fails. */
-export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, endpoint: string): z.infer<S> {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const fields = issuesToFields(result.error.issues);
-  throw new TaxsyncError('REQUEST_INVALID', `${endpoint}: request body is invalid: ${summariseFields(fields)}`, { fields });
-}

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AuthedCaller } from './call.js';
 import { ENDPOINTS, endpointLabel, endpointPath, type EndpointName } from './endpoints.js';
-import { parseRequest } from './parse.js';
+import { parseRequest } from './request.js';
 import type { AnswerSchemas } from './parse.js';
 import {
   CustomerAnswer,

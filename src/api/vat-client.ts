@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import type { AuthedCaller } from './call.js';
 import { ENDPOINTS, endpointLabel, endpointPath, type EndpointName } from './endpoints.js';
-import { parseRequest, type AnswerSchemas } from './parse.js';
+import type { AnswerSchemas } from './parse.js';
+import { parseRequest } from './request.js';
 import {
   DraftReturnBoxesAnswer,
   DraftReturnBoxesContract,

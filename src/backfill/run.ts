@@ -44,29 +44,45 @@ export interface OrdersBackfillDeps extends CommonDeps {
 
 type Checkpoint = { key: string; value: string; ttlMs: number };
 
+/** What became of one delivery: queued, known before (or no newer than what taxsync holds), ignored or invalid by the connector. */
+export type DeliveryOutcome = 'queued' | 'known' | 'ignored' | 'invalid';
+
 /**
- * One delivery through the webhooks' dedupe and producer; the checkpoint (when given) is stored
- * with it in the same step, or alone when nothing is queued.
+ * One delivery through the webhooks' dedupe and producer, as its webhook would have gone; the
+ * checkpoint (when given) is stored with it in the same step, or alone when nothing is queued.
+ * `taxsync backfill` and the fetch of a waiting refund's original both submit this way; the fetch
+ * skips the delivery-id check (`byEventsOnly`): a WooCommerce delivery id names the order's
+ * state, and the delivery that brought a refund without its order had the same one. Its events
+ * are then judged one by one by the latest-state store (the same event again is a duplicate).
  */
-async function acceptDelivery(deps: CommonDeps, connector: 'stripe' | 'shopify' | 'woocommerce', summary: BackfillSummary, delivery: BackfillDelivery, checkpoint: Checkpoint | undefined): Promise<void> {
+export async function acceptDelivery(
+  deps: Pick<CommonDeps, 'redis' | 'producer'>,
+  connector: string,
+  delivery: BackfillDelivery,
+  options: { checkpoint?: Checkpoint; byEventsOnly?: boolean } = {},
+): Promise<DeliveryOutcome> {
+  const { checkpoint } = options;
   const { result } = delivery;
   const mark = async () => {
     if (checkpoint) await deps.redis.set(checkpoint.key, checkpoint.value, 'PX', checkpoint.ttlMs);
   };
   if (result.kind !== 'events') {
-    if (result.kind === 'ignored') summary.ignored += 1;
-    else summary.invalid.push({ id: delivery.objectId, message: result.message });
     await mark();
-    return;
+    return result.kind === 'ignored' ? 'ignored' : 'invalid';
   }
-  if (await deps.producer.isDuplicateDelivery(connector, delivery.id)) {
-    summary.known += 1;
+  if (!options.byEventsOnly && (await deps.producer.isDuplicateDelivery(connector, delivery.id))) {
     await mark();
-    return;
+    return 'known';
   }
   const accepted = await deps.producer.accept({ events: result.events, delivery: { connector, id: delivery.id }, ...(checkpoint && { checkpoint }) });
-  if (accepted.outcomes.some((o) => o === 'queued')) summary.queued += 1;
-  else summary.known += 1;
+  return accepted.outcomes.some((o) => o === 'queued') ? 'queued' : 'known';
+}
+
+/** acceptDelivery, counted in the run's summary. */
+async function acceptCounted(deps: CommonDeps, connector: string, summary: BackfillSummary, delivery: BackfillDelivery, checkpoint: Checkpoint | undefined): Promise<void> {
+  const outcome = await acceptDelivery(deps, connector, delivery, checkpoint && { checkpoint });
+  if (outcome === 'invalid') summary.invalid.push({ id: delivery.objectId, message: delivery.result.kind === 'invalid' ? delivery.result.message : 'invalid' });
+  else summary[outcome] += 1;
 }
 
 const checkpointKeyOf = (deps: CommonDeps, platform: string, since: Date) => `${deps.keys.prefix}:backfill:${platform}:${Math.floor(since.getTime() / 1000)}`;
@@ -91,7 +107,7 @@ export async function runStripeBackfill(deps: BackfillDeps, options: { since: Da
         summary.listed += 1;
         const { id, result } = backfillEvents(resource, object, deps.source);
         const checkpoint = { key: checkpointKey, value: `${resource} ${object.id}`, ttlMs: CHECKPOINT_TTL_MS };
-        await acceptDelivery(deps, 'stripe', summary, { objectId: object.id, id, result }, checkpoint);
+        await acceptCounted(deps, 'stripe', summary, { objectId: object.id, id, result }, checkpoint);
       }
       deps.onProgress?.(resource, summary.listed);
       const last = page.data[page.data.length - 1];
@@ -135,7 +151,7 @@ export async function runOrdersBackfill(
       const checkpoint = { key: checkpointKey, value: `orders ${String(order.id)} ${cursor ?? '-'}`, ttlMs: CHECKPOINT_TTL_MS };
       for (const [i, delivery] of deliveries.entries()) {
         summary.listed += 1;
-        await acceptDelivery(deps, platform, summary, delivery, i === deliveries.length - 1 ? checkpoint : undefined);
+        await acceptCounted(deps, platform, summary, delivery, i === deliveries.length - 1 ? checkpoint : undefined);
       }
     }
     deps.onProgress?.('orders', summary.listed);

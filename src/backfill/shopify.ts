@@ -5,7 +5,7 @@ import type { Secret } from '../domain/secret.js';
 import { toCanonicalEvents } from '../connectors/shared/canonical.js';
 import { mapShopifyOrder, mapShopifyRefund, type ShopifyMapResult } from '../connectors/shopify/map.js';
 import { ShopifyOrder, ShopifyRefund } from '../connectors/shopify/schemas.js';
-import { getListPage } from './get.js';
+import { platformGet, type PlatformGetOptions } from './get.js';
 
 /**
  * Shopify's Admin REST API for `taxsync backfill --source shopify`: the orders updated since a
@@ -46,9 +46,9 @@ export function createShopifyLister(options: { apiUrl: string; accessToken: Secr
         url.searchParams.set('status', 'any');
         url.searchParams.set('updated_at_min', since.toISOString());
       } else url.searchParams.set('page_info', pageInfo);
-      const res = await getListPage(url, {
+      const res = await platformGet(url, {
         platform: 'Shopify',
-        headers: { 'x-shopify-access-token': options.accessToken.reveal(), accept: 'application/json' },
+        headers: shopifyHeaders(options.accessToken),
         sleep,
         before: async () => {
           if (waitBeforeNext > 0) await sleep(waitBeforeNext);
@@ -63,6 +63,24 @@ export function createShopifyLister(options: { apiUrl: string; accessToken: Secr
       return { orders: parsed.data.orders, next: nextPageInfo(res.headers.link, ordersUrl) };
     },
   };
+}
+
+const shopifyHeaders = (accessToken: Secret) => ({ 'x-shopify-access-token': accessToken.reveal(), accept: 'application/json' });
+
+/**
+ * `GET <SHOPIFY_API_URL>/orders/<id>.json` (a waiting refund's original, Shopify "Retrieve a
+ * specific order"): `{order}`, as the deliveries a backfill makes of it (the order, its refunds).
+ */
+export async function fetchShopifyOrder(
+  options: { apiUrl: string; accessToken: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'maxRetryWaitMs' | 'timeoutMs'>,
+  id: string,
+  source: string,
+): Promise<BackfillDelivery[]> {
+  const url = new URL(`${options.apiUrl.replace(/\/+$/, '')}/orders/${encodeURIComponent(id)}.json`);
+  const res = await platformGet(url, { ...options, platform: 'Shopify', headers: shopifyHeaders(options.accessToken) });
+  const parsed = z.looseObject({ order: ShopifyOrderList.shape.orders.element }).safeParse(res.body);
+  if (!parsed.success) throw new Error(`Shopify's ${url.pathname} answer is not an order: ${parsed.error.issues[0]?.message ?? ''}`);
+  return shopifyBackfillDeliveries(parsed.data.order, source);
 }
 
 /** A second when the bucket is within two calls of full (it drains two a second), else none. */

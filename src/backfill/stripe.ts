@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Secret } from '../domain/secret.js';
 import { mapCreditNoteEvent, mapInvoiceEvent } from '../connectors/stripe/map.js';
 import { StripeCreditNoteEvent, StripeInvoiceEvent } from '../connectors/stripe/schemas.js';
-import { getListPage } from './get.js';
+import { platformGet, type PlatformGetOptions } from './get.js';
+import type { BackfillDelivery } from './shopify.js';
 
 /**
  * Stripe's own API for `taxsync backfill --source stripe`: invoices and credit notes created since
@@ -33,12 +34,31 @@ export function createStripeLister(options: { baseUrl: string; apiKey: Secret; s
       url.searchParams.set('limit', '100');
       url.searchParams.set('created[gte]', String(Math.floor(since.getTime() / 1000)));
       if (startingAfter !== undefined) url.searchParams.set('starting_after', startingAfter);
-      const res = await getListPage(url, { platform: 'Stripe', headers: { authorization: `Bearer ${options.apiKey.reveal()}` }, sleep });
+      const res = await platformGet(url, { platform: 'Stripe', headers: stripeHeaders(options.apiKey), sleep });
       const parsed = StripeList.safeParse(res.body);
       if (!parsed.success) throw new Error(`Stripe's /v1/${resource} answer is not a list object: ${parsed.error.issues[0]?.message ?? ''}`);
       return parsed.data;
     },
   };
+}
+
+const stripeHeaders = (apiKey: Secret) => ({ authorization: `Bearer ${apiKey.reveal()}` });
+
+/**
+ * `GET /v1/invoices/:id` (a waiting refund's original, Stripe API reference "Retrieve an
+ * invoice"): the invoice as the delivery its webhook would have been.
+ */
+export async function fetchStripeInvoice(
+  options: { baseUrl: string; apiKey: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'maxRetryWaitMs' | 'timeoutMs'>,
+  id: string,
+  source: string,
+): Promise<BackfillDelivery[]> {
+  const url = new URL(`/v1/invoices/${encodeURIComponent(id)}`, options.baseUrl);
+  const res = await platformGet(url, { ...options, platform: 'Stripe', headers: stripeHeaders(options.apiKey) });
+  const parsed = z.looseObject({ id: z.string().min(1) }).safeParse(res.body);
+  if (!parsed.success) throw new Error(`Stripe's ${url.pathname} answer is not an invoice: ${parsed.error.issues[0]?.message ?? ''}`);
+  const { id: deliveryId, result } = backfillEvents('invoices', parsed.data, source);
+  return [{ objectId: parsed.data.id, id: deliveryId, result }];
 }
 
 /** When the object last changed as far as its own fields say (Stripe objects carry no updated time). */

@@ -3,20 +3,29 @@ import type { Secret } from '../domain/secret.js';
 import { toCanonicalEvents } from '../connectors/shared/canonical.js';
 import { mapWooOrder, orderDeliveryId } from '../connectors/woocommerce/map.js';
 import { WooOrder } from '../connectors/woocommerce/schemas.js';
-import { getListPage } from './get.js';
+import { platformGet, type PlatformGetOptions } from './get.js';
 import type { BackfillDelivery, OrderLister } from './shopify.js';
 
 /**
  * WooCommerce's REST API for `taxsync backfill --source woocommerce`: the orders modified since a
  * time (`GET <WOOCOMMERCE_API_URL>/wp-json/wc/v3/orders?modified_after=…&per_page=100&page=N`,
  * WooCommerce REST API docs, "List all orders"), paged by number up to `X-WP-TotalPages`, with
- * HTTP basic auth of the consumer key and secret (over HTTPS). A 429 is waited out as for the others.
+ * HTTP basic auth of the consumer key and secret (over HTTPS). The REST API sends no rate-limit
+ * header and has no limit of its own (the site's host or a security plugin may answer 429): the
+ * lister pauses `pagePauseMs` (WOOCOMMERCE_API_PAGE_PAUSE_MS) between pages, and a 429 is waited
+ * out by its Retry-After (else one second, doubling) as for the others.
  */
 
 export const WooOrderList = z.array(z.looseObject({ id: z.union([z.number().int().positive(), z.string().min(1)]) }));
 
-export function createWooLister(options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret; sleep?: (ms: number) => Promise<void> }): OrderLister {
+export function createWooLister(options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret; pagePauseMs?: number; sleep?: (ms: number) => Promise<void> }): OrderLister {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  let listedBefore = false;
+  // Before every page but the first, so a single-page backfill costs no pause.
+  const pace = async () => {
+    if (listedBefore && (options.pagePauseMs ?? 0) > 0) await sleep(options.pagePauseMs!);
+    listedBefore = true;
+  };
   const ordersUrl = new URL(`${options.apiUrl.replace(/\/+$/, '')}/wp-json/wc/v3/orders`);
   return {
     async page(since, cursor) {
@@ -29,14 +38,35 @@ export function createWooLister(options: { apiUrl: string; consumerKey: Secret; 
       url.searchParams.set('order', 'asc');
       url.searchParams.set('per_page', '100');
       url.searchParams.set('page', String(page));
-      const basic = Buffer.from(`${options.consumerKey.reveal()}:${options.consumerSecret.reveal()}`).toString('base64');
-      const res = await getListPage(url, { platform: 'WooCommerce', headers: { authorization: `Basic ${basic}`, accept: 'application/json' }, sleep });
+      await pace();
+      const res = await platformGet(url, { platform: 'WooCommerce', headers: wooHeaders(options), sleep });
       const parsed = WooOrderList.safeParse(res.body);
       if (!parsed.success) throw new Error(`WooCommerce's ${ordersUrl.pathname} answer is not an order list: ${parsed.error.issues[0]?.message ?? ''}`);
       const total = Number(res.headers['x-wp-totalpages']);
       return { orders: parsed.data, next: Number.isInteger(total) && page < total ? String(page + 1) : undefined };
     },
   };
+}
+
+const wooHeaders = (options: { consumerKey: Secret; consumerSecret: Secret }) => ({
+  authorization: `Basic ${Buffer.from(`${options.consumerKey.reveal()}:${options.consumerSecret.reveal()}`).toString('base64')}`,
+  accept: 'application/json',
+});
+
+/**
+ * `GET <WOOCOMMERCE_API_URL>/wp-json/wc/v3/orders/<id>` (a waiting refund's original,
+ * WooCommerce REST API docs "Retrieve an order"): the order as the `order.updated` delivery.
+ */
+export async function fetchWooOrder(
+  options: { apiUrl: string; consumerKey: Secret; consumerSecret: Secret } & Pick<PlatformGetOptions, 'sleep' | 'rateLimitRetries' | 'maxRetryWaitMs' | 'timeoutMs'>,
+  id: string,
+  source: string,
+): Promise<BackfillDelivery[]> {
+  const url = new URL(`${options.apiUrl.replace(/\/+$/, '')}/wp-json/wc/v3/orders/${encodeURIComponent(id)}`);
+  const res = await platformGet(url, { ...options, platform: 'WooCommerce', headers: wooHeaders(options) });
+  const parsed = WooOrderList.element.safeParse(res.body);
+  if (!parsed.success) throw new Error(`WooCommerce's ${url.pathname} answer is not an order: ${parsed.error.issues[0]?.message ?? ''}`);
+  return wooBackfillDeliveries(parsed.data, source);
 }
 
 /**

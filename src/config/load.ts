@@ -6,7 +6,7 @@ import { TaxsyncError } from '../domain/errors.js';
 import { Secret } from '../domain/secret.js';
 import { blankToUndefined, secret, secretList } from '../domain/env-fields.js';
 import { apiUrlProblem, isLoopbackHost } from '../api/url-policy.js';
-import { CONNECTOR_LIST, type ConnectorId } from '../connectors/registry.js';
+import { CONNECTOR_LIST, type ConnectorId, type PlatformApis } from '../connectors/registry.js';
 import type { ConnectorConfig } from '../connectors/types.js';
 
 /**
@@ -151,16 +151,6 @@ const EnvSchema = z.object({
   TAX_API_AUTH_URL: optionalString,
   TAX_API_CLIENT_ID: optionalString,
   TAX_API_CLIENT_SECRET: secret,
-  /** `taxsync backfill --source stripe`: a restricted key with read access to invoices and credit notes. */
-  STRIPE_API_KEY: secret,
-  STRIPE_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().default('https://api.stripe.com')),
-  /** `taxsync backfill --source shopify`: the shop's Admin API base with its version, and an access token with read_orders. */
-  SHOPIFY_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
-  SHOPIFY_ACCESS_TOKEN: secret,
-  /** `taxsync backfill --source woocommerce`: the site's URL and a read REST API key pair. */
-  WOOCOMMERCE_API_URL: z.preprocess(blankToUndefined, z.string().trim().url().optional()),
-  WOOCOMMERCE_CONSUMER_KEY: secret,
-  WOOCOMMERCE_CONSUMER_SECRET: secret,
   TAX_API_CONNECT_TIMEOUT_MS: int(1, 600_000, 5_000),
   TAX_API_HEADERS_TIMEOUT_MS: int(1, 600_000, 30_000),
   TAX_API_BODY_TIMEOUT_MS: int(1, 600_000, 30_000),
@@ -319,12 +309,6 @@ function buildConfig(env: Env) {
     taxVariance: { abs: env.TAXSYNC_TAX_VARIANCE_ABS, pct: env.TAXSYNC_TAX_VARIANCE_PCT },
     /** A source that sent before and has been quiet longer than this is silent (status, web view). */
     sourceSilenceMs: env.TAXSYNC_SOURCE_SILENCE,
-    /** The platforms' own APIs, read by `taxsync backfill`. */
-    platforms: {
-      stripe: { apiKey: env.STRIPE_API_KEY, apiUrl: env.STRIPE_API_URL },
-      shopify: { apiUrl: env.SHOPIFY_API_URL, accessToken: env.SHOPIFY_ACCESS_TOKEN },
-      woocommerce: { apiUrl: env.WOOCOMMERCE_API_URL, consumerKey: env.WOOCOMMERCE_CONSUMER_KEY, consumerSecret: env.WOOCOMMERCE_CONSUMER_SECRET },
-    },
     trace: { maxEntries: env.TAXSYNC_TRACE_MAX_ENTRIES, maxAgeMs: env.TAXSYNC_TRACE_MAX_AGE_DAYS * 86_400_000 },
     admin: {
       /** Who may use /admin: TAXSYNC_ADMIN_TOKEN is the operator `admin`, TAXSYNC_ADMIN_TOKENS names the others. None: /admin is off. */
@@ -356,7 +340,11 @@ function buildConfig(env: Env) {
  */
 export type WebhookSecrets = { readonly [K in ConnectorId]: readonly Secret[] } & { readonly [id: string]: readonly Secret[] | undefined };
 
-export type Config = DeepReadonly<ReturnType<typeof buildConfig>> & { readonly webhookSecrets: WebhookSecrets };
+export type Config = DeepReadonly<ReturnType<typeof buildConfig>> & {
+  readonly webhookSecrets: WebhookSecrets;
+  /** The platforms' own APIs (`taxsync backfill`, a waiting refund's original), from the variables each connector declares. */
+  readonly platforms: DeepReadonly<PlatformApis>;
+};
 type DeepReadonly<T> = T extends Secret ? T : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
 /** The variables the cross-variable rules read, taken leniently so they run even when others are bad. */
@@ -454,15 +442,14 @@ export function loadConfig(
   const connectors = [...CONNECTOR_LIST, ...extraConnectors];
   const parsed = EnvSchema.safeParse(source);
   const secrets = connectorSecretsSchema(connectors).safeParse(source);
-  const problems = [
-    ...(parsed.success ? [] : parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)),
-    ...(secrets.success ? [] : secrets.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`)),
-    ...crossFieldProblems(crossView(source)),
-  ];
+  const platformApis = connectors.flatMap((c) => (c.platformApi === undefined ? [] : [[c.id, c.platformApi.safeParse(source)] as const]));
+  const issues = [parsed, secrets, ...platformApis.map(([, result]) => result)].flatMap((result) => (result.success ? [] : result.error.issues));
+  const problems = [...issues.map((issue) => `${issue.path.join('.')} ${issue.message}`), ...crossFieldProblems(crossView(source))];
   if (!parsed.success || !secrets.success || problems.length > 0) throw configError(problems);
   // Every registered connector has its entry: the list above starts with CONNECTOR_LIST.
   const webhookSecrets = Object.fromEntries(connectors.map((c) => [c.id, secrets.data[c.secretVariable] ?? []])) as unknown as WebhookSecrets;
-  return deepFreeze({ ...buildConfig(parsed.data), webhookSecrets });
+  const platforms = Object.fromEntries(platformApis.map(([id, result]) => [id, result.data])) as unknown as PlatformApis;
+  return deepFreeze({ ...buildConfig(parsed.data), webhookSecrets, platforms });
 }
 
 /** The webhook-secret variable of each connector, as its connector declares it. */

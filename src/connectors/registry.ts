@@ -3,19 +3,28 @@ import { shopifyConnector } from './shopify/index.js';
 import { stripeConnector } from './stripe/index.js';
 import { woocommerceConnector } from './woocommerce/index.js';
 import type { Settings } from '../config/settings.js';
+import type { z } from 'zod';
 import type { Connector } from './types.js';
 
 /**
  * THE list of connectors: adding a platform is one folder under src/connectors/ and one line here
  * (docs/connectors.md, "Adding a platform"). Its `config.ts` gives src/config its variables, the
- * HTTP server its route `/webhooks/<id>`, and the conformance test
- * (test/unit/connectors/conformance.test.ts) picks it up with its fixtures under
- * test/fixtures/connectors/<id>/.
+ * HTTP server its route `/webhooks/<id>`, its `demo.ts` the samples `taxsync demo` sends
+ * (src/demo/samples.ts), and the conformance test (test/unit/connectors/conformance.test.ts)
+ * picks it up with its fixtures under test/fixtures/connectors/<id>/.
  */
 const REGISTERED = [shopifyConnector, stripeConnector, woocommerceConnector, erpConnector] as const;
 
 /** The id of a registered connector: `shopify`, `stripe`, `woocommerce`, `erp`. */
 export type ConnectorId = (typeof REGISTERED)[number]['id'];
+
+/**
+ * Each registered connector's platform-API settings as src/config parses them from the variables
+ * its `config.ts` declares (`config.platforms.stripe.apiKey`); undefined for one without.
+ */
+export type PlatformApis = {
+  readonly [C in (typeof REGISTERED)[number] as C['id']]: C extends { readonly platformApi: infer S extends z.ZodType } ? z.output<S> : undefined;
+};
 
 /** Every connector, in registration order (config, routes, and `taxsync status` follow it). */
 export const CONNECTOR_LIST: readonly Connector[] = REGISTERED;

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { Secret } from '../domain/secret.js';
 import type { CanonicalEvent } from '../domain/events.js';
 
@@ -49,6 +50,35 @@ export type ParseResult =
       fields?: Record<string, string[]>;
     };
 
+/** One sample delivery of `taxsync demo`, before signing: the signature headers are added when it is sent. */
+export interface DemoSample {
+  /** Topic or event type, for messages. */
+  topic: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A record the demo expects in the tax engine once the daemon has synced the connector's samples. */
+export type DemoExpected =
+  | { record: 'customer' | 'invoice'; external_id: string }
+  | { record: 'refund'; external_id: string; invoice_external_id: string }
+  | { record: 'exemption'; external_id: string; customer_external_id: string; certificate_id: string };
+
+/**
+ * What a connector gives `taxsync demo`: shaped like its fixtures but trimmed to what taxsync reads.
+ * Every record id carries the run id, so a second run creates new records instead of being
+ * deduplicated, and every timestamp is taken from `now`, so signatures and stale checks pass.
+ */
+export interface ConnectorDemo {
+  deliveries: DemoSample[];
+  expected: DemoExpected[];
+  /**
+   * Later states of records the first deliveries created, sent once the first state went through
+   * (so each is an update of what the services already hold, not coalesced with it).
+   */
+  updates?: { delivery: DemoSample; record: 'invoice'; external_id: string; /** What changed, for people. */ change: string }[];
+}
+
 /**
  * A connector is data plus small functions (STYLE.md habit 8). `verify` runs on the raw bytes
  * before any parsing and in constant time; `parse` runs only on verified deliveries. The reason
@@ -69,7 +99,17 @@ export interface ConnectorConfig {
    * Without one the connector stays off until its secret is configured.
    */
   readonly devSecret?: string;
+  /**
+   * The platform's own API (`taxsync backfill`, the fetch of a waiting refund's original): a zod
+   * object of its environment variables, transformed into the settings its client reads
+   * (`config.platforms.<id>`). Each variable is documented in docs/configuration.md.
+   * @defaultValue none: the platform's API is not read
+   */
+  readonly platformApi?: PlatformApiSchema;
 }
+
+/** A connector's platform-API variables (`.in.shape` names them) and what they become. */
+export type PlatformApiSchema = z.ZodPipe<z.ZodObject, z.ZodTransform>;
 
 export function defineConnectorConfig<const C extends ConnectorConfig>(config: C): C {
   return config;
@@ -94,6 +134,11 @@ export interface Connector extends ConnectorConfig {
    * received. @defaultValue no headers
    */
   replayHeaders?(kept: { topic?: string | undefined; deliveryId?: string | undefined }): Record<string, string | undefined>;
+  /**
+   * The sample deliveries of `taxsync demo` for one run (`run`: 1 to 12 digits), in `<id>/demo.ts`.
+   * @defaultValue none: the demo leaves the connector out
+   */
+  demo?(options: { run: string; now: Date }): ConnectorDemo;
 }
 
 export function defineConnector<C extends Connector>(connector: C): C {

@@ -12,6 +12,7 @@ import { createCustomerHandler } from '../processors/customer.js';
 import { createExemptionHandler } from '../processors/exemption.js';
 import { createRecordProcessor } from '../processors/record-processor.js';
 import { createTransactionHandler } from '../processors/transaction.js';
+import { originalFetch } from './original-fetch.js';
 import type { RecordHandler } from '../processors/types.js';
 import { closeQueues, createQueues, createRedis, type RedisTarget } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
@@ -96,6 +97,7 @@ export async function startWork(deps: {
       ledger: createRefundLedger(state, keys),
       settings: mapping,
       variance: { store: createVarianceStore(state, keys), thresholds: varianceThresholds(config.taxVariance) },
+      ...originalFetch({ config, settings: deps.settings, connection, queues, state, keys }),
     }),
     'vat-submissions': createVatHandler({
       vat: deps.vat,

@@ -1,19 +1,18 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
-import { createApiClients, type ApiClients, type Customer, type Exemption, type Transaction } from '../api/index.js';
+import { createApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../domain/secret.js';
 import type { Settings } from '../config/settings.js';
 import { CONNECTORS, DEV_SECRETS, sourceOf } from '../connectors/registry.js';
-import { formatMoney, isoExponent, money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
 import { vatEnabled, type VatSettings } from '../mapping/index.js';
-import { found } from '../processors/outcome.js';
 import type { RedisClient } from '../queue/connection.js';
 import { createKeys } from '../queue/keys.js';
 import { createRecordStore } from '../queue/record-state.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
-import { buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation, type DemoUpdate } from './samples.js';
+import { DEMO_CONNECTORS, buildDemoSamples, type DemoConnector, type DemoDelivery, type DemoExpectation, type DemoUpdate } from './samples.js';
+import { lookUp, type DemoRecord } from './records.js';
 import { filingHint, vatRecordSettled, vatRow, type DemoFilingHint, type DemoVatRow, type VatStateDeps } from './vat.js';
 
 /**
@@ -23,8 +22,6 @@ import { filingHint, vatRecordSettled, vatRow, type DemoFilingHint, type DemoVat
  * any daemon that does not say on /healthz that it sends to the built-in emulator: sample data
  * never reaches a real tax engine.
  */
-
-export const DEMO_CONNECTORS: readonly DemoConnector[] = ['shopify', 'stripe', 'woocommerce', 'erp'];
 
 export interface DemoOptions {
   /** The daemon's base URL, e.g. http://127.0.0.1:8080. */
@@ -49,29 +46,7 @@ export interface DemoOptions {
   onProgress?: (line: string) => void;
 }
 
-/** One expected record and what the emulator holds for it. */
-export interface DemoRecord {
-  connector: DemoConnector;
-  record: DemoExpectation['record'];
-  source: string;
-  external_id: string;
-  arrived: boolean;
-  /** The tax engine's id of the record. */
-  tax_id?: string;
-  currency?: string;
-  /** The tax engine's final_transaction_amount (absent for a transaction without lines). */
-  amount?: string;
-  /** The tax engine's tax.total_tax. */
-  total_tax?: string;
-  /** Refunds: the original invoice's external id, the linked fraction and the original's id it names. */
-  invoice_external_id?: string;
-  refund_linked_percentage?: string;
-  created_from?: string;
-  /** Refunds: whether created_from is the tax engine id of the invoice the refund belongs to. */
-  linked?: boolean;
-  /** Customers: name and type; exemptions: what they exempt. */
-  detail?: string;
-}
+export type { DemoRecord } from './records.js';
 
 export interface DemoResult {
   ok: boolean;
@@ -91,16 +66,23 @@ export class DemoRefused extends Error {
   override readonly name = 'DemoRefused';
 }
 
+/** A connector's entry of `secrets` or `sources`; every connector with demo samples needs one. */
+function given(map: Readonly<Record<DemoConnector, string>>, connector: DemoConnector, what: string): string {
+  const value = map[connector];
+  if (value === undefined) throw new DemoRefused(`no ${what} for connector ${connector}: the demo needs one for every connector with samples`);
+  return value;
+}
+
 /** What the daemon signs with: the configured secret (the first during a rotation), else the development one. */
 export function demoSecrets(config: Pick<Config, 'webhookSecrets'>): Record<DemoConnector, string> {
   const configured = config.webhookSecrets as Readonly<Record<string, readonly Secret[] | undefined>>;
   return Object.fromEntries(
     DEMO_CONNECTORS.map((id) => [id, configured[id]?.[0]?.reveal() ?? DEV_SECRETS[id] ?? '']),
-  ) as Record<DemoConnector, string>;
+  );
 }
 
 export function demoSources(settings: Settings): Record<DemoConnector, string> {
-  return Object.fromEntries(DEMO_CONNECTORS.map((id) => [id, sourceOf(id, settings)])) as Record<DemoConnector, string>;
+  return Object.fromEntries(DEMO_CONNECTORS.map((id) => [id, sourceOf(id, settings)]));
 }
 
 const Health = z.looseObject({
@@ -158,7 +140,7 @@ async function send(daemonUrl: string, delivery: DemoDelivery, secret: string, n
     }
   })();
   if (response.status === 401) {
-    const variable = `${delivery.connector.toUpperCase()}_WEBHOOK_SECRET`;
+    const variable = CONNECTORS[delivery.connector]!.secretVariable;
     throw new DemoRefused(`${what}: the daemon refused the signature (401): set ${variable} to the secret the daemon uses, or leave it unset on both sides`);
   }
   if (response.status === 404) throw new DemoRefused(`${what}: the ${delivery.connector} connector is not enabled on the daemon (404)`);
@@ -167,70 +149,6 @@ async function send(daemonUrl: string, delivery: DemoDelivery, secret: string, n
     throw new DemoRefused(`${what}: the daemon dead-lettered the sample as INVALID_PAYLOAD (a taxsync bug: the samples should always parse)`);
   }
   return { connector: delivery.connector, topic: delivery.topic, status: response.status, accepted: typeof body.accepted === 'number' ? body.accepted : 0 };
-}
-
-/** Reads one expected record from the emulator; `undefined` while it has not arrived. */
-async function lookUp(api: ApiClients, expected: DemoExpectation, source: string, invoiceIds: Map<string, string>): Promise<DemoRecord | undefined> {
-  const base = { connector: expected.connector, record: expected.record, source, external_id: expected.external_id };
-  switch (expected.record) {
-    case 'customer': {
-      const customer = await found(() => api.tax.customers.getByKey(source, expected.external_id));
-      return customer && { ...base, arrived: true, tax_id: customer.id, detail: customerDetail(customer) };
-    }
-    case 'invoice': {
-      const tx = await found(() => api.tax.transactions.getByKey(source, expected.external_id));
-      if (tx) invoiceIds.set(`${source}/${expected.external_id}`, tx.id);
-      return tx && { ...base, ...transactionView(tx) };
-    }
-    case 'refund': {
-      const tx = await found(() => api.tax.transactions.getByKey(source, expected.external_id));
-      if (!tx) return undefined;
-      const invoiceId =
-        invoiceIds.get(`${source}/${expected.invoice_external_id}`) ??
-        (await found(() => api.tax.transactions.getByKey(source, expected.invoice_external_id)))?.id;
-      return {
-        ...base,
-        ...transactionView(tx),
-        invoice_external_id: expected.invoice_external_id,
-        ...(tx.refund_info?.refund_linked_percentage === undefined ? {} : { refund_linked_percentage: tx.refund_info.refund_linked_percentage }),
-        ...(tx.created_from ? { created_from: tx.created_from } : {}),
-        linked: tx.transaction_type === 'refund' && tx.refund_info?.is_refund_linked === true && invoiceId !== undefined && tx.created_from === invoiceId,
-      };
-    }
-    case 'exemption': {
-      const customer = await found(() => api.tax.customers.getByKey(source, expected.customer_external_id));
-      if (!customer) return undefined;
-      let exemption: Exemption | undefined;
-      // Exemptions have no external key in the tax engine: find ours by its customer and certificate.
-      for await (const candidate of api.tax.exemptions.iterate({ limit: 100 })) {
-        if (candidate.customer_id === customer.id && candidate.certificate_id === expected.certificate_id) exemption = candidate;
-      }
-      return exemption && { ...base, arrived: true, tax_id: exemption.id, detail: exemptionDetail(exemption, expected.customer_external_id) };
-    }
-  }
-}
-
-function transactionView(tx: Transaction): Omit<DemoRecord, 'connector' | 'record' | 'source' | 'external_id'> {
-  const currency = tx.currency_details?.currency;
-  // A service writes decimals at any scale ("80", "80.000000"); people read them in the currency's minor units.
-  const shown = (value: string) => (currency === undefined ? value : formatMoney(money(value), isoExponent(currency)));
-  return {
-    arrived: true,
-    tax_id: tx.id,
-    ...(currency ? { currency } : {}),
-    // A linked refund the source gives without lines (WooCommerce) is one "Refund" item at its net amount.
-    ...(tx.amounts?.final_transaction_amount && (tx.items ?? []).length > 0 ? { amount: shown(tx.amounts.final_transaction_amount) } : {}),
-    ...(tx.tax?.total_tax ? { total_tax: shown(tx.tax.total_tax) } : {}),
-  };
-}
-
-function customerDetail(customer: Customer): string {
-  return [customer.name, customer.customer_type].filter(Boolean).join(', ');
-}
-
-function exemptionDetail(exemption: Exemption, customerExternalId: string): string {
-  const where = exemption.jurisdictions && exemption.jurisdictions.length > 0 ? `${exemption.country} ${exemption.jurisdictions.join(' ')}` : exemption.country;
-  return `${exemption.exemption_type ?? ''} ${where ?? ''}, ${exemption.exemption_status ?? 'active'}, customer ${customerExternalId}`.trim();
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -267,17 +185,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     } catch (error) {
       throw new DemoRefused(`cannot read the emulator at ${emulator} that the daemon reports (${(error as Error).message}): run the demo on the daemon's machine`);
     }
+    const secretOf = (c: DemoConnector) => given(options.secrets, c, 'secret');
+    const source = (c: DemoConnector) => given(options.sources, c, 'source');
     const samples = buildDemoSamples({ run: options.run ?? String(randomInt(100_000_000, 1_000_000_000)), now: clock() });
     const deliveries = [];
     for (const delivery of samples.deliveries) {
-      deliveries.push(await send(daemon, delivery, options.secrets[delivery.connector], clock()));
+      deliveries.push(await send(daemon, delivery, secretOf(delivery.connector), clock()));
     }
     options.onProgress?.(
       `sent ${deliveries.length} signed deliveries to ${daemon} (run ${samples.run}); waiting for ${samples.expected.length} records in the emulator at ${emulator}` +
         (vatOn ? ' and for their VAT outcome' : ''),
     );
 
-    const source = (c: DemoConnector) => options.sources[c];
     const vatSamples: VatSample[] = samples.expected.flatMap((e) =>
       e.record === 'invoice' || e.record === 'refund' ? [{ connector: e.connector, record: e.record, source: source(e.connector), external_id: e.external_id, seq: 1 }] : [],
     );
@@ -314,7 +233,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     for (const update of samples.updates) {
       const key = (kind: RecordKey['kind']): RecordKey => ({ kind, source: source(update.connector), external_id: update.external_id });
       const [tx, vat] = await Promise.all([state.records.read(key('transaction')), state.records.read(key('vat'))]);
-      deliveries.push(await send(daemon, update.delivery, options.secrets[update.connector], clock()));
+      deliveries.push(await send(daemon, update.delivery, secretOf(update.connector), clock()));
       updated.push({
         update,
         transactionSeq: tx.seq + 1,

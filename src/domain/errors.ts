@@ -46,6 +46,8 @@ export const ERROR_CODES = {
   MAPPING_INVALID: { errorClass: 'invalid', retryable: false },
   WAITING_EXPIRED: { errorClass: 'waiting', retryable: false },
   REFUND_ORIGINAL_MISSING: { errorClass: 'waiting', retryable: false },
+  ORIGINAL_NOT_ON_PLATFORM: { errorClass: 'not_found', retryable: false },
+  ORIGINAL_FETCH_FAILED: { errorClass: 'transient', retryable: false },
   JOB_INVALID: { errorClass: 'invalid', retryable: false },
   INTERNAL_ERROR: { errorClass: 'internal', retryable: true },
   RECORD_BUSY: { errorClass: 'transient', retryable: true },

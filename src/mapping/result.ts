@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { checkRequest, type Checked } from '../api/request.js';
 import type { TransactionRequest } from '../api/schemas/tax-engine.js';
 import type { FieldErrors } from '../domain/errors.js';
 import { issuesToFields, summariseFields } from '../domain/field-errors.js';
@@ -67,13 +68,16 @@ export function dataFields(issues: readonly z.core.$ZodIssue[]): FieldErrors {
   return issuesToFields(issues, 'data.');
 }
 
-/** Parses the built body with the API's request schema, so a bad body never reaches a call. */
+/**
+ * Checks the built body with the API's request schema (src/api/request.ts), so a bad body never
+ * reaches a call; a good one comes back frozen and is not parsed again by the client.
+ */
 export function checked<S extends z.ZodType>(
   schema: S,
   body: unknown,
   what: string,
-): { ok: true; body: z.output<S> } | { ok: false; result: NotSent } {
-  const parsed = schema.safeParse(body);
-  if (parsed.success) return { ok: true, body: parsed.data };
-  return { ok: false, result: invalid(what, issuesToFields(parsed.error.issues)) };
+): { ok: true; body: Checked<z.output<S>> } | { ok: false; result: NotSent } {
+  const check = checkRequest(schema, body);
+  if (check.ok) return check;
+  return { ok: false, result: invalid(what, check.fields) };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AddressRequest } from '../api/schemas/tax-engine.js';
 import { DECIMAL_PATTERN, Money } from '../domain/money.js';
+import { deepFreeze } from '../domain/freeze.js';
 
 /**
  * Mapping settings: the `mapping` key of the TAXSYNC_CONFIG file (docs/mapping.md, "Settings").
@@ -54,13 +55,5 @@ export const MappingSettings = z.strictObject({
 });
 export type MappingSettings = z.infer<typeof MappingSettings>;
 export type MappingSettingsInput = z.input<typeof MappingSettings>;
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 export const DEFAULT_MAPPING_SETTINGS: MappingSettings = deepFreeze(MappingSettings.parse({}));

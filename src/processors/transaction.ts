@@ -15,6 +15,7 @@ import type { RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
 import { taxVariance, type VarianceThresholds } from '../variance/compute.js';
 import type { VarianceStore } from '../variance/store.js';
+import type { FetchOriginal } from './fetch-original.js';
 import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
 import { sentHash, unchanged } from './sent-hash.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
@@ -26,6 +27,8 @@ export interface TransactionHandlerDeps {
   settings: MappingSettings;
   /** Charged-vs-calculated tax of invoices (src/variance/); absent: not compared. */
   variance?: { store: VarianceStore; thresholds: VarianceThresholds; clock?: () => Date };
+  /** Asks the platform for a refund's original taxsync never received (./fetch-original.ts); absent: the refund just waits. */
+  fetchOriginal?: FetchOriginal;
 }
 
 function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undefined {
@@ -145,7 +148,10 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
           return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is being written to the tax engine`, missing: { record: invoiceKey, what: 'original' } };
         }
         if (invoiceKey && !origin) {
-          return { kind: 'wait', reason: `original invoice ${invoiceKey.external_id} is not in the tax engine yet`, missing: { record: invoiceKey, what: 'original' } };
+          // Only an original taxsync never received is asked for: one it holds is on its way.
+          const asked = deps.fetchOriginal && (await deps.records.read(invoiceKey)).seq === 0 ? await deps.fetchOriginal(event.connector, invoiceKey, ctx.logger) : undefined;
+          const reason = `original invoice ${invoiceKey.external_id} is not in the tax engine yet${asked ? `; ${asked}` : ''}`;
+          return { kind: 'wait', reason, missing: { record: invoiceKey, what: 'original' } };
         }
         const send = async (): Promise<HandlerOutcome> => {
           const refundCtx = {

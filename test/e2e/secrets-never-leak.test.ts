@@ -4,11 +4,13 @@
  * record is dead-lettered, a forced token expiry (401 → renewal), refunds that wait in vain. Then
  * everything taxsync wrote is searched for every secret it held or saw: the four webhook secrets
  * (and the ERP key they decode to), the client secret, every access token the emulator issued, and
- * every signature header the test sent. Where taxsync wrote: its logs, every Redis key under the
+ * every signature header the test sent, and the platforms' API credentials (the workers use them
+ * for the refunds' missing originals; a local platform fake refuses them all with a 401). Where taxsync wrote: its logs, every Redis key under the
  * prefix (all types, BullMQ job hashes with their failure reasons included), the dead-letter
  * entries, /metrics, /healthz, /readyz and the answers to the webhooks.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,6 +19,7 @@ import { DEFAULT_CLIENT } from '../../src/emulator/index.js';
 import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
 import { E2E_SECRETS, startDaemon, type Daemon, type E2eConnector } from '../helpers/daemon.js';
 import { erpCustomer } from '../helpers/erp-events.js';
+import { closeServer, listenLocal } from '../helpers/backfill-fake.js';
 import { eventually } from '../helpers/pipeline.js';
 import { useRedis } from '../helpers/redis.js';
 
@@ -77,17 +80,41 @@ async function dumpRedis(redis: Redis, prefix: string): Promise<{ where: string;
 describe('secrets in an end-to-end run', () => {
   const ctx = useRedis();
   let daemon: Daemon | undefined;
+  let platforms: Server | undefined;
 
   afterEach(async () => {
     await daemon?.stop();
     daemon = undefined;
+    if (platforms) await closeServer(platforms);
+    platforms = undefined;
   });
 
   it('never reach the logs, Redis, the dead-letter queue, traces, metrics or error messages', async () => {
     const logs: string[] = [];
     const tokens = new Set<string>();
+    const platformCalls: string[] = [];
+    platforms = createServer((req, res) => {
+      platformCalls.push(req.url ?? '');
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"errors":"Invalid API key or access token"}');
+    });
+    const platformUrl = await listenLocal(platforms);
+    const PLATFORM_SECRETS = {
+      STRIPE_API_KEY: 'rk_test_platform-key-NEVER-PRINT',
+      SHOPIFY_ACCESS_TOKEN: 'shpat_platform-token-NEVER-PRINT',
+      WOOCOMMERCE_CONSUMER_KEY: 'ck_platform-key-NEVER-PRINT',
+      WOOCOMMERCE_CONSUMER_SECRET: 'cs_platform-secret-NEVER-PRINT',
+    };
     daemon = await startDaemon(ctx.url, ctx.prefix, {
-      env: { LOG_LEVEL: 'debug', TAXSYNC_MAX_ATTEMPTS: '2', TAXSYNC_WAIT_DEADLINE_S: '2', TAXSYNC_REFUND_WAIT: '2s' },
+      env: {
+        LOG_LEVEL: 'debug',
+        TAXSYNC_MAX_ATTEMPTS: '2',
+        TAXSYNC_WAIT_DEADLINE_S: '2',
+        TAXSYNC_REFUND_WAIT: '2s',
+        ...PLATFORM_SECRETS,
+        STRIPE_API_URL: platformUrl,
+        SHOPIFY_API_URL: `${platformUrl}/admin/api/2025-10`,
+        WOOCOMMERCE_API_URL: platformUrl,
+      },
       // The first authenticated call finds its token expired: taxsync must renew it (a 401 path).
       emulator: { faults: [{ kind: 'expire_token', route: '*', times: 1 }] },
       logDestination: new Writable({
@@ -174,6 +201,9 @@ describe('secrets in an end-to-end run', () => {
     // The logs were captured at debug level (so the search below has something to search).
     expect(logs.some((line) => (JSON.parse(line) as { level: number }).level === 20)).toBe(true);
     expect(logs.join('')).toContain('webhook rejected: signature');
+    // The waiting refunds asked their platforms (refused): the failures were logged, with codes.
+    expect(platformCalls.length).toBeGreaterThan(0);
+    expect(logs.join('')).toContain('"code":"ORIGINAL_FETCH_FAILED"');
 
     // What to look for.
     const erpKey = Buffer.from(E2E_SECRETS.erp.replace(/^whsec_/, ''), 'base64').toString('utf8');
@@ -182,6 +212,8 @@ describe('secrets in an end-to-end run', () => {
       { what: 'erp webhook secret (base64 part)', value: E2E_SECRETS.erp.replace(/^whsec_/, '') },
       { what: 'erp webhook key (decoded)', value: erpKey },
       { what: 'client secret', value: DEFAULT_CLIENT.clientSecret },
+      ...Object.entries(PLATFORM_SECRETS).map(([name, value]) => ({ what: name, value })),
+      { what: 'WooCommerce basic auth', value: Buffer.from(`${PLATFORM_SECRETS.WOOCOMMERCE_CONSUMER_KEY}:${PLATFORM_SECRETS.WOOCOMMERCE_CONSUMER_SECRET}`).toString('base64') },
       ...[...tokens].flatMap((token, i) => [
         { what: `access token #${i + 1}`, value: token },
         { what: `access token #${i + 1} (signature part)`, value: token.split('.')[2] ?? token },

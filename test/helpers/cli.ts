@@ -125,3 +125,12 @@ export function spawnCli(main: string, args: string[], env: Record<string, strin
     },
   };
 }
+
+/** Runs the built CLI to its end: its exit code, its stdout alone, and stdout with stderr. */
+export async function runCli(main: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; output: string }> {
+  const run = spawnCli(main, args, env);
+  let stdout = '';
+  run.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  const { code } = await run.exited;
+  return { code, stdout, output: run.output() };
+}

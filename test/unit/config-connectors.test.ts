@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { CONNECTOR_LIST } from '../../src/connectors/registry.js';
+import { z } from 'zod';
+import { describeConfig } from '../../src/config/load.js';
 import { defineConnectorConfig } from '../../src/connectors/types.js';
 
 describe('config reads each connector\'s own declaration', () => {
@@ -29,5 +31,46 @@ describe('config reads each connector\'s own declaration', () => {
   it('each connector\'s variable is documented in docs/configuration.md', () => {
     const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
     for (const c of CONNECTOR_LIST) expect(doc, c.secretVariable).toContain(`| \`${c.secretVariable}\` |`);
+  });
+
+  it("reads each platform's API variables from its config.ts, secrets kept out of the printable config", () => {
+    const config = loadConfig({
+      STRIPE_API_KEY: 'rk_live_stripe',
+      SHOPIFY_API_URL: 'https://shop.myshopify.com/admin/api/2025-10',
+      SHOPIFY_ACCESS_TOKEN: 'shpat_token',
+      WOOCOMMERCE_API_URL: 'https://shop.example.com',
+      WOOCOMMERCE_CONSUMER_KEY: 'ck_key',
+      WOOCOMMERCE_CONSUMER_SECRET: 'cs_secret',
+    });
+    expect(config.platforms.stripe.apiKey?.reveal()).toBe('rk_live_stripe');
+    expect(config.platforms.stripe.apiUrl).toBe('https://api.stripe.com');
+    expect(config.platforms.shopify).toMatchObject({ apiUrl: 'https://shop.myshopify.com/admin/api/2025-10' });
+    expect(config.platforms.woocommerce.consumerSecret?.reveal()).toBe('cs_secret');
+    const printed = JSON.stringify(describeConfig(config));
+    for (const secret of ['rk_live_stripe', 'shpat_token', 'ck_key', 'cs_secret']) expect(printed).not.toContain(secret);
+    expect(Object.isFrozen(config.platforms.shopify)).toBe(true);
+  });
+
+  it('a bad platform variable is named in the one configuration error, with the others', () => {
+    expect(() => loadConfig({ STRIPE_API_URL: 'api.stripe.com', WOOCOMMERCE_API_URL: 'shop', TAXSYNC_HTTP_PORT: 'x' })).toThrow(
+      /(?=.*STRIPE_API_URL Invalid URL)(?=.*WOOCOMMERCE_API_URL Invalid URL)(?=.*TAXSYNC_HTTP_PORT)/,
+    );
+  });
+
+  it("a connector given besides the registry gets its platform API read too", () => {
+    const extra = defineConnectorConfig({
+      id: 'acme',
+      secretVariable: 'ACME_WEBHOOK_SECRET',
+      platformApi: z.object({ ACME_API_URL: z.string().url().optional() }).transform((env) => ({ apiUrl: env.ACME_API_URL })),
+    });
+    expect((loadConfig({ ACME_API_URL: 'https://acme.example' }, [extra]).platforms as Record<string, unknown>)['acme']).toEqual({ apiUrl: 'https://acme.example' });
+    expect(() => loadConfig({ ACME_API_URL: 'acme' }, [extra])).toThrow(/ACME_API_URL/);
+  });
+
+  it("each platform's API variables are documented in docs/configuration.md", () => {
+    const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    const variables = CONNECTOR_LIST.flatMap((c) => Object.keys(c.platformApi?.in.shape ?? {}));
+    expect(variables).toEqual(expect.arrayContaining(['STRIPE_API_KEY', 'SHOPIFY_ACCESS_TOKEN', 'WOOCOMMERCE_CONSUMER_SECRET']));
+    for (const v of variables) expect(doc, v).toContain(`| \`${v}\` |`);
   });
 });

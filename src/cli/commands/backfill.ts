@@ -60,7 +60,7 @@ export function registerBackfillCommand(program: Command): void {
             : options.source === 'woocommerce'
               ? await runOrdersBackfill(
                   'woocommerce',
-                  { ...common, lister: createWooLister({ apiUrl: woocommerce.apiUrl!, consumerKey: woocommerce.consumerKey!, consumerSecret: woocommerce.consumerSecret! }) },
+                  { ...common, lister: createWooLister({ apiUrl: woocommerce.apiUrl!, consumerKey: woocommerce.consumerKey!, consumerSecret: woocommerce.consumerSecret!, pagePauseMs: woocommerce.pagePauseMs }) },
                   run,
                 )
               : await runStripeBackfill({ ...common, lister: createStripeLister({ baseUrl: stripe.apiUrl, apiKey: stripe.apiKey! }) }, run);

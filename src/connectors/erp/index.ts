@@ -1,5 +1,6 @@
 import { invalidFromZod, parseJsonBody } from '../shared/parse.js';
 import { erpConfig } from './config.js';
+import { erpDemo } from './demo.js';
 import { defineConnector, type ConnectorSettings, type ParseResult, type WebhookRequest } from '../types.js';
 import { mapErpBody } from './map.js';
 import { ErpBody, WEBHOOK_ID_HEADER } from './schemas.js';
@@ -16,6 +17,7 @@ export const erpConnector = defineConnector({
   signsTimestamp: true,
   contentTypes: ['application/json'],
   verify: verifyErp,
+  demo: erpDemo,
   replayHeaders: ({ deliveryId }) => ({ 'webhook-id': deliveryId }),
   parse: parseErp,
   sign: signErp,

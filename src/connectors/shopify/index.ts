@@ -1,4 +1,5 @@
 import { shopifyConfig } from './config.js';
+import { shopifyDemo } from './demo.js';
 import { defineConnector, type ParseResult, type WebhookRequest } from '../types.js';
 import { toCanonicalEvents } from '../shared/canonical.js';
 import { invalidFromZod, parseJsonBody } from '../shared/parse.js';
@@ -35,6 +36,7 @@ export const shopifyConnector = defineConnector({
   signsTimestamp: false,
   contentTypes: ['application/json'],
   verify: verifyShopify,
+  demo: shopifyDemo,
   replayHeaders: ({ topic, deliveryId }) => ({ 'x-shopify-topic': topic, 'x-shopify-event-id': deliveryId }),
 
   parse(req, settings): ParseResult {

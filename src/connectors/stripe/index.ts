@@ -1,5 +1,6 @@
 import { invalidFromZod, parseJsonBody } from '../shared/parse.js';
 import { stripeConfig } from './config.js';
+import { stripeDemo } from './demo.js';
 import { defineConnector, type ConnectorSettings, type ParseResult, type WebhookRequest } from '../types.js';
 import { CONNECTOR_ID, STRIPE_EVENT_TYPES, isHandledType, mapCreditNoteEvent, mapCustomerEvent, mapInvoiceEvent, type StripeMapResult } from './map.js';
 import { StripeCreditNoteEvent, StripeCustomerEvent, StripeEventEnvelope, StripeInvoiceEvent } from './schemas.js';
@@ -16,6 +17,7 @@ export const stripeConnector = defineConnector({
   signsTimestamp: true,
   contentTypes: ['application/json'],
   verify: verifyStripe,
+  demo: stripeDemo,
   parse: parseStripe,
   sign: signStripe,
 });

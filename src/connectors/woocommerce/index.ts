@@ -1,4 +1,5 @@
 import { woocommerceConfig } from './config.js';
+import { woocommerceDemo } from './demo.js';
 import { defineConnector, type ParseResult, type WebhookRequest } from '../types.js';
 import { toCanonicalEvents } from '../shared/canonical.js';
 import { invalidFromZod, parseJsonBody } from '../shared/parse.js';
@@ -36,6 +37,7 @@ export const woocommerceConnector = defineConnector({
   contentTypes: ['application/json', 'application/x-www-form-urlencoded'],
   isPing: isWooPing,
   verify: verifyWoo,
+  demo: woocommerceDemo,
   replayHeaders: ({ topic, deliveryId }) => ({ 'x-wc-webhook-topic': topic, 'x-wc-webhook-delivery-id': deliveryId }),
 
   parse(req, settings): ParseResult {

@@ -4,12 +4,14 @@ import { digestEquals, fromHex, hmacSha256 } from '../../../src/connectors/share
 import { invalidFromZod, parseJsonBody } from '../../../src/connectors/shared/parse.js';
 import { defineConnector, type WebhookRequest } from '../../../src/connectors/types.js';
 import { acmeConfig } from './config.js';
+import { acmeDemo } from './demo.js';
 
 /**
  * "Acme", a fifth platform written as docs/connectors.md ("Adding a platform") says: one folder
  * (this one, in src/connectors/acme/ for a real one) and one line in the registry (here the
  * `extraConnectors` that loadConfig and startServe take, so production keeps its four).
- * Acme signs the raw body with hex HMAC-SHA256 in `x-acme-signature` and sends one customer.
+ * Acme signs the raw body with hex HMAC-SHA256 in `x-acme-signature` and sends one customer;
+ * `demo.ts` is its sample for `taxsync demo`.
  */
 const AcmeCustomerSaved = z.object({
   type: z.literal('customer.saved'),
@@ -56,6 +58,7 @@ export const acmeConnector = defineConnector({
     if (!checked.ok) return checked.result;
     return { kind: 'events', topic: parsed.data.type, deliveryId, events: checked.events };
   },
+  demo: acmeDemo,
   sign(rawBody, secret, _now: Date) {
     return { 'x-acme-signature': hmacSha256(secret, rawBody).toString('hex') };
   },

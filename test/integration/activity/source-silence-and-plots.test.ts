@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readReports } from '../../../src/activity/reports.js';
 import { withActivity } from '../../../src/activity/store.js';
 import { sourceAges } from '../../../src/activity/silence.js';
@@ -10,6 +10,7 @@ import { createMetrics } from '../../../src/observability/metrics.js';
 import { createVarianceStore } from '../../../src/variance/store.js';
 import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
+import { buildCli, runCli } from '../../helpers/cli.js';
 
 /**
  * Issue 19, source silence and the web view's plots: events accepted through the webhook server's
@@ -100,5 +101,37 @@ describe('source silence and activity plots (real Redis)', () => {
     expect(page).toContain('<strong>shopify</strong> has sent nothing for 7 h');
     expect(page).not.toContain('<strong>stripe</strong>');
     expect(page).toContain('No invoice where the tax charged differs');
+  });
+
+  describe('taxsync status', () => {
+    let main: string;
+    beforeAll(async () => {
+      main = await buildCli();
+    }, 180_000);
+
+    async function status(args: string[]): Promise<string> {
+      const run = await runCli(main, ['status', ...args], { REDIS_URL: ctx.url, TAXSYNC_PREFIX: ctx.prefix, TAXSYNC_SOURCE_SILENCE: '6h', LOG_LEVEL: 'error' });
+      expect(run.code, run.output).toBe(0);
+      return run.stdout;
+    }
+
+    it('marks the source silent for seven hours SILENT, and only that one', async () => {
+      // status reads the real clock: the planted times are relative to it.
+      const now = Date.now();
+      let clock = now - 7 * 3_600_000;
+      const producer = withActivity(pipeline.producer, pipeline.keys, () => clock);
+      await producer.accept({ events: [customer('shopify', 'a')] });
+      clock = now - 5 * 60_000;
+      await producer.accept({ events: [customer('stripe', 'b')] });
+
+      const report = JSON.parse(await status(['--json'])) as { sources: { source: string; silent: boolean }[]; source_silence_s: number };
+      expect(report.sources.map((s) => [s.source, s.silent])).toEqual([
+        ['shopify', true],
+        ['stripe', false],
+      ]);
+      expect(report.source_silence_s).toBe(6 * 3600);
+      const lines = (await status([])).split('\n');
+      expect(lines.filter((l) => l.includes('SILENT'))).toEqual([expect.stringMatching(/^\s*shopify\s/)]);
+    }, 60_000);
   });
 });

@@ -37,11 +37,13 @@ describe('taxsync backfill --source woocommerce (fake WC REST API, real Redis)',
   let url: string;
   let calls: string[];
   let failSecondPageOnce: boolean;
+  let rateLimitedOnce: boolean;
 
   beforeEach(async () => {
     pipeline = await createPipeline(ctx.url, ctx.prefix);
     calls = [];
     failSecondPageOnce = false;
+    rateLimitedOnce = false;
     server = createServer((req, res) => {
       const u = new URL(req.url ?? '/', 'http://localhost');
       calls.push(`${u.pathname}?${u.searchParams.toString()}`);
@@ -51,6 +53,12 @@ describe('taxsync backfill --source woocommerce (fake WC REST API, real Redis)',
       }
       if (u.pathname !== '/wp-json/wc/v3/orders' || u.searchParams.get('dates_are_gmt') !== 'true') {
         res.writeHead(404).end();
+        return;
+      }
+      if (rateLimitedOnce) {
+        // WooCommerce itself sends no rate-limit headers; a host in front of it may answer 429.
+        rateLimitedOnce = false;
+        res.writeHead(429, { 'content-type': 'text/html', 'retry-after': '3' }).end('<html><body>Too Many Requests</body></html>');
         return;
       }
       const after = `${u.searchParams.get('modified_after') ?? ''}Z`;
@@ -106,5 +114,16 @@ describe('taxsync backfill --source woocommerce (fake WC REST API, real Redis)',
     const resumed = await runOrdersBackfill('woocommerce', deps(), { since: OUTAGE_START });
     expect(resumed).toEqual({ listed: 2, queued: 2, known: 0, ignored: 0, invalid: [], resumed_after: 'orders 727 -' });
     for (const id of ['727', '4321', '4400']) expect((await read(id)).seq).toBeGreaterThan(0);
+  });
+
+  it('pauses WOOCOMMERCE_API_PAGE_PAUSE_MS between pages (none before the first) and waits out a 429 by its Retry-After', async () => {
+    rateLimitedOnce = true;
+    const sleeps: number[] = [];
+    const lister = createWooLister({ apiUrl: url, consumerKey: new Secret('ck_backfill'), consumerSecret: new Secret('cs_backfill'), pagePauseMs: 750, sleep: (ms) => (sleeps.push(ms), Promise.resolve()) });
+    const summary = await runOrdersBackfill('woocommerce', backfillDeps(pipeline, 'woocommerce', lister), { since: OUTAGE_START });
+    expect(summary).toMatchObject({ listed: 3, queued: 3 });
+    // The 429's 3 s, then a pause before pages 2 and 3.
+    expect(sleeps).toEqual([3000, 750, 750]);
+    expect(calls).toHaveLength(4);
   });
 });

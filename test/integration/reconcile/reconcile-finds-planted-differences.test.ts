@@ -15,7 +15,7 @@ import { createAuditLog } from '../../../src/queue/audit.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { replayFindings } from '../../../src/reconcile/replay.js';
 import { runReconcile, type ReconcileDeps } from '../../../src/reconcile/run.js';
-import { buildCli, spawnCli } from '../../helpers/cli.js';
+import { buildCli, runCli } from '../../helpers/cli.js';
 import { parseReportingPeriod, reconcile as reconcileVatLedger } from '../../../src/vat-ops/reconcile.js';
 import { testVariety } from '../../helpers/emulator-variety.js';
 import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
@@ -232,14 +232,35 @@ describe('taxsync reconcile (pipeline + emulator + real Redis)', () => {
     await eventually(async () => summaryOf((await runReconcile(deps, { pageSize: 2 })).findings).join() === 'extra ghost-1', 60_000);
   });
 
+  it("counts customers sent inline with an invoice as taxsync's, also after the invoice was cancelled or deleted; a stranger is extra", async () => {
+    // Such a customer has no record of its own: the invoice's job sent it (customerFirst).
+    const withCustomer = (id: string, customer: string) => {
+      const e = invoice(id, [{ unit_price: '25.00', quantity: '2' }]);
+      if (e.type !== 'invoice.upserted') throw new Error('not an invoice');
+      return CanonicalEvent.parse({ ...e, data: { ...e.data, customer: { external_id: customer, name: `Customer of ${id}`, tax_exempt: true, addresses: { billing: SHIP_TO } } } });
+    };
+    const later = (type: 'invoice.cancelled' | 'invoice.deleted', id: string) => event({ version: 2, type, record: { kind: 'transaction', source: 'api', external_id: id }, data: {} });
+    const settle = async (events: CanonicalEvent[]) => {
+      await pipeline.producer.accept({ events });
+      await eventually(async () => (await Promise.all(events.map((e) => pipeline.records.read(e.record)))).every((s) => s.seq > 0 && s.appliedSeq >= s.seq), 30_000);
+    };
+    await settle([withCustomer('inv-kept', 'cus-kept'), withCustomer('inv-cancelled', 'cus-cancelled'), withCustomer('inv-deleted', 'cus-deleted')]);
+    for (const id of ['cus-kept', 'cus-cancelled', 'cus-deleted']) expect((await api.tax.customers.getByKey('api', id)).customer_type).toBe('retail_exempt');
+    await settle([later('invoice.cancelled', 'inv-cancelled'), later('invoice.deleted', 'inv-deleted')]);
+    await api.tax.customers.upsert({ source: 'api', external_id: 'cus-stranger', name: 'Nobody taxsync knows', customer_type: 'retail' });
+
+    const report = await runReconcile(deps, { pageSize: 2 });
+    expect(report.findings.map((f) => `${f.kind} ${f.record.kind} ${f.record.external_id}`)).toEqual(['extra customer cus-stranger']);
+  });
+
   describe('the command', () => {
     let main: string;
     beforeAll(async () => {
       main = await buildCli();
     }, 180_000);
 
-    async function cli(args: string[]): Promise<{ code: number | null; stdout: string }> {
-      const run = spawnCli(main, args, {
+    const cli = (args: string[]) =>
+      runCli(main, args, {
         REDIS_URL: ctx.url,
         TAXSYNC_PREFIX: ctx.prefix,
         TAX_API_URL: emulator.url,
@@ -247,11 +268,6 @@ describe('taxsync reconcile (pipeline + emulator + real Redis)', () => {
         TAX_API_CLIENT_SECRET: DEFAULT_CLIENT.clientSecret,
         LOG_LEVEL: 'error',
       });
-      let stdout = '';
-      run.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-      const { code } = await run.exited;
-      return { code, stdout };
-    }
 
     it('prints the report (exit 2 on findings) and replays it from the file in one command', async () => {
       await plant();

@@ -1,5 +1,5 @@
 import { Decimal } from 'decimal.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClients, type ApiClients } from '../../../src/api/index.js';
 import { Secret } from '../../../src/domain/secret.js';
 import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
@@ -13,6 +13,7 @@ import { createVarianceStore, type VarianceStore } from '../../../src/variance/s
 import { testVariety } from '../../helpers/emulator-variety.js';
 import { createPipeline, eventually, type Pipeline } from '../../helpers/pipeline.js';
 import { useRedis } from '../../helpers/redis.js';
+import { buildCli, runCli } from '../../helpers/cli.js';
 
 /**
  * Issue 19, charged-vs-calculated tax: the tax a platform charged (the invoice's tax_total) against
@@ -101,5 +102,32 @@ describe('tax charged against tax computed (pipeline + emulator)', () => {
     await pipeline.producer.accept({ events: [corrected] });
     await applied(corrected);
     expect((await store.list()).total).toBe(0);
+  });
+
+  describe('the command', () => {
+    let main: string;
+    beforeAll(async () => {
+      main = await buildCli();
+    }, 180_000);
+
+    async function variance(args: string[]): Promise<string> {
+      const run = await runCli(main, ['variance', ...args], { REDIS_URL: ctx.url, TAXSYNC_PREFIX: ctx.prefix, LOG_LEVEL: 'error' });
+      expect(run.code, run.output).toBe(0);
+      return run.stdout;
+    }
+
+    it('taxsync variance lists the planted variance and nothing else', async () => {
+      const undercharged = invoice('2001', 1, '0.00');
+      const charged = invoice('2002', 1);
+      await pipeline.producer.accept({ events: [undercharged, charged] });
+      await applied(undercharged);
+      await applied(charged);
+      const computed = (await api.tax.transactions.getByKey('shopify', '2001')).tax!.total_tax!;
+      const found = JSON.parse(await variance(['--json'])) as { total: number; entries: { record: { external_id: string }; charged: string; computed: string }[] };
+      expect(found.total).toBe(1);
+      expect(found.entries.map((e) => [e.record.external_id, e.charged, e.computed])).toEqual([['2001', '0.00', computed]]);
+      expect(await variance([])).toMatch(new RegExp(`shopify/2001\\s+USD\\s+0\\.00\\s+${computed.replace('.', '\\.')}`));
+      expect(await variance(['--source', 'stripe'])).toBe('no tax variance recorded\n');
+    }, 60_000);
   });
 });

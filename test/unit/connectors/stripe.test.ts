@@ -10,7 +10,7 @@ import {
   stripeExponent,
 } from '../../../src/connectors/stripe/currencies.js';
 import { stripeConnector } from '../../../src/connectors/stripe/index.js';
-import { unitAndQuantity } from '../../../src/connectors/stripe/map.js';
+import { unitAndQuantity } from '../../../src/connectors/stripe/values.js';
 import type { ConnectorSettings, ParseResult, WebhookRequest } from '../../../src/connectors/types.js';
 
 const SECRET = 'whsec_test_8mN2pQ4rS6tU8vW0xY2z';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Secret } from '../../../src/domain/secret.js';
-import { CONNECTORS } from '../../../src/connectors/registry.js';
-import { DEV_SECRETS } from '../../../src/connectors/registry.js';
+import { CONNECTOR_LIST, CONNECTORS, DEV_SECRETS } from '../../../src/connectors/registry.js';
 import { demoSecrets } from '../../../src/demo/run.js';
-import { buildDemoSamples } from '../../../src/demo/samples.js';
+import { DEMO_CONNECTORS, buildDemoSamples } from '../../../src/demo/samples.js';
+import { acmeConnector } from '../../helpers/fifth-platform/index.js';
 
 const now = new Date('2026-11-20T10:00:00Z');
 
@@ -64,5 +64,26 @@ describe('demo samples', () => {
     const { status: _a, updated_at: _b, ...before } = first.data as Record<string, unknown>;
     const { status: _c, updated_at: _d, ...after } = update.data as Record<string, unknown>;
     expect(after).toEqual(before);
+  });
+
+  it('come from each connector of the registry, in its order', () => {
+    expect(DEMO_CONNECTORS).toEqual(['shopify', 'stripe', 'woocommerce', 'erp']);
+    const order = [...new Set(buildDemoSamples({ run: '123456789', now }).deliveries.map((d) => d.connector))];
+    expect(order).toEqual(DEMO_CONNECTORS);
+  });
+
+  it("take a fifth platform's samples from its definition alone, tagged with its id, and they parse on it", () => {
+    const samples = buildDemoSamples({ run: '123456789', now, connectors: [...CONNECTOR_LIST, acmeConnector] });
+    const acme = samples.deliveries.filter((d) => d.connector === 'acme');
+    expect(acme).toHaveLength(1);
+    expect(samples.deliveries.at(-1)).toBe(acme[0]);
+    expect(samples.expected).toContainEqual({ connector: 'acme', record: 'customer', external_id: 'ACME-DEMO-123456789' });
+
+    const rawBody = Buffer.from(JSON.stringify(acme[0]!.body));
+    const req = { headers: acmeConnector.sign(rawBody, 'acme-secret', now), rawBody, contentType: 'application/json', receivedAt: now };
+    const settings = { source: 'api', secrets: [new Secret('acme-secret')], toleranceSeconds: 300 };
+    expect(acmeConnector.verify(req, settings)).toEqual({ ok: true });
+    const parsed = acmeConnector.parse(req, settings);
+    expect(parsed.kind === 'events' ? parsed.events.map((e) => e.record.external_id) : parsed).toEqual(['ACME-DEMO-123456789']);
   });
 });
