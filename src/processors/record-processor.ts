@@ -332,6 +332,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
               ...hash,
             },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
+        ...(outcome.alsoOnApplied ? { also: outcome.alsoOnApplied } : {}),
         trace: {
           entries: [
             ...held.splice(0),

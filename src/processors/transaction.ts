@@ -1,3 +1,4 @@
+import type { ChainableCommander } from 'ioredis';
 import type { TaxClient } from '../api/index.js';
 import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
 import { Money } from '../domain/money.js';
@@ -47,7 +48,11 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
   async function upsert(body: Parameters<TaxClient['transactions']['upsert']>[0], what: string, ctx: HandlerContext, invoice?: { key: RecordKey; data: InvoiceData }): Promise<HandlerOutcome> {
     const hash = sentHash(body);
     const skip = unchanged(ctx, hash, what);
-    if (skip) return invoice && deps.variance ? { ...skip, detail: `${skip.detail}${await checkVariance(invoice)}` } : skip;
+    if (skip) {
+      if (!invoice || !deps.variance) return skip;
+      const variance = await checkVariance(invoice);
+      return { ...skip, detail: `${skip.detail}${variance.detail}`, alsoOnApplied: variance.write };
+    }
     const answer = await accepted(
       () => deps.tax.transactions.upsert(body),
       async () => (await deps.tax.transactions.getByKey(body.source, body.external_id)).id,
@@ -55,19 +60,32 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     if (answer.kind === 'unreadable') return { ...acceptedOutcome(what, answer, 'so it was read back by key'), sentHash: hash };
     const transaction = answer.record;
     const tax = transaction.tax?.total_tax === undefined ? '' : `, total tax ${transaction.tax.total_tax}`;
-    const variance = invoice ? await checkVariance(invoice, { engine_id: transaction.id, computed: transaction.tax?.total_tax }) : '';
-    return { kind: 'done', detail: `${what} ${transaction.id} upserted${tax}${variance}`, taxId: transaction.id, sentHash: hash };
+    const variance = invoice ? await checkVariance(invoice, { engine_id: transaction.id, computed: transaction.tax?.total_tax }) : undefined;
+    return {
+      kind: 'done',
+      detail: `${what} ${transaction.id} upserted${tax}${variance?.detail ?? ''}`,
+      taxId: transaction.id,
+      sentHash: hash,
+      ...(variance?.write ? { alsoOnApplied: variance.write } : {}),
+    };
   }
 
   /** docs/operations.md, "Tax variance": the tax the platform charged against the engine's; recorded above the thresholds. */
   // An unchanged body is not sent (skip unchanged): the engine's tax for it is the one kept when it was.
-  async function checkVariance(invoice: { key: RecordKey; data: InvoiceData }, answered?: { engine_id: string; computed: string | undefined }): Promise<string> {
+  // Its writes go with the version's mark as applied (the record processor's one transaction).
+  async function checkVariance(
+    invoice: { key: RecordKey; data: InvoiceData },
+    answered?: { engine_id: string; computed: string | undefined },
+  ): Promise<{ detail: string; write?: (multi: ChainableCommander) => void }> {
     const v = deps.variance;
-    if (v === undefined) return '';
+    if (v === undefined) return { detail: '' };
     const basis = answered === undefined ? await v.store.basis(invoice.key) : answered.computed === undefined ? undefined : { engine_id: answered.engine_id, computed: answered.computed };
     const found = taxVariance(invoice.data, basis?.computed, v.thresholds);
-    await v.store.set(invoice.key, found && basis ? { ...found, engine_id: basis.engine_id } : undefined, (v.clock ?? (() => new Date()))(), answered === undefined ? undefined : basis);
-    return found ? `; tax variance: charged ${found.charged}, computed ${found.computed} (${found.difference} ${found.currency})` : '';
+    const now = (v.clock ?? (() => new Date()))();
+    return {
+      detail: found ? `; tax variance: charged ${found.charged}, computed ${found.computed} (${found.difference} ${found.currency})` : '',
+      write: (multi) => v.store.setTo(multi, invoice.key, found && basis ? { ...found, engine_id: basis.engine_id } : undefined, now, answered === undefined ? undefined : basis),
+    };
   }
 
   /** The refund's original as the tax engine has it, with taxsync's canonical invoice when known. */

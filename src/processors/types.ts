@@ -1,3 +1,4 @@
+import type { ChainableCommander } from 'ioredis';
 import type { CanonicalEvent } from '../domain/events.js';
 import type { RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
@@ -28,6 +29,11 @@ export type HandlerOutcome =
       sentHash?: string | null;
       /** No call was made: the body equals the one last accepted (skip unchanged, counted apart). */
       unchanged?: boolean;
+      /**
+       * Writes that go in the same transaction as the version's mark as applied (the tax variance
+       * of an invoice): one round trip for the job's bookkeeping instead of two.
+       */
+      alsoOnApplied?: (multi: ChainableCommander) => void;
     }
   /**
    * Something it needs is not there yet (a refund's invoice, an exemption's customer). `missing`

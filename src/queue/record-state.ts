@@ -3,7 +3,7 @@ import type { RedisClient } from './connection.js';
 import { parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
-import { withScripts } from './redis-scripts.js';
+import { withScripts, type ScriptedChain } from './redis-scripts.js';
 import { traceLine, type TraceEntry, type TraceSettings } from './trace.js';
 
 /** What the latest-state store holds for one record. */
@@ -69,6 +69,8 @@ export interface AppliedWith {
   trace?: { entries: readonly TraceEntry[]; settings: TraceSettings };
   /** The event's JSON as read (RecordState.eventJson), kept as the applied copy when it must be sent. */
   eventJson?: string;
+  /** More writes in the same transaction (a handler's `alsoOnApplied`); they may run twice (idempotent). */
+  also?: (multi: ChainableCommander) => void;
 }
 
 /** Sets (string) or clears (null) bookkeeping fields of a record's state, on a MULTI. */
@@ -138,27 +140,37 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       else if (value !== undefined) set.push(field, value);
     }
     const traceLines = also.trace && also.trace.settings.maxEntries > 0 ? also.trace.entries.map(traceLine) : [];
-    const run = (applied: string) =>
-      redis.taxsyncMarkApplied(
-        keys.state(recordKey),
-        keys.dirty,
-        keys.trace(recordKey),
-        keys.event(recordKey),
-        keys.applied(recordKey),
-        seq,
-        event ? Date.parse(event.occurred_at) : 0,
-        event?.id ?? '',
-        recordKey,
-        now.getTime(),
-        applied,
-        also.trace?.settings.maxEntries ?? 0,
-        also.trace?.settings.maxAgeMs ?? 0,
-        set.length / 2,
-        clear.length,
-        ...set,
-        ...clear,
-        ...traceLines,
-      );
+    const args = (applied: string): Parameters<ScriptedChain['taxsyncMarkApplied']> => [
+      keys.state(recordKey),
+      keys.dirty,
+      keys.trace(recordKey),
+      keys.event(recordKey),
+      keys.applied(recordKey),
+      seq,
+      event ? Date.parse(event.occurred_at) : 0,
+      event?.id ?? '',
+      recordKey,
+      now.getTime(),
+      applied,
+      also.trace?.settings.maxEntries ?? 0,
+      also.trace?.settings.maxAgeMs ?? 0,
+      set.length / 2,
+      clear.length,
+      ...set,
+      ...clear,
+      ...traceLines,
+    ];
+    const run = async (applied: string): Promise<unknown> => {
+      if (!also.also) return redis.taxsyncMarkApplied(...args(applied));
+      // One round trip: the mark and the handler's writes in one MULTI.
+      const multi = redis.multi() as ScriptedChain;
+      multi.taxsyncMarkApplied(...args(applied));
+      also.also(multi);
+      const results = await multi.exec();
+      if (results === null) throw new Error('Redis transaction was aborted');
+      for (const [error] of results) if (error) throw error;
+      return results[0]?.[1];
+    };
     // Usually the event applied is still the one held, and Redis copies it; when a newer one has
     // replaced it meanwhile (-seq), the event is sent.
     const result = Number(await run('='));

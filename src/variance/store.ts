@@ -1,3 +1,4 @@
+import type { ChainableCommander } from 'ioredis';
 import { z } from 'zod';
 import { Money } from '../domain/money.js';
 import { RecordKey, recordKeyString } from '../domain/record-key.js';
@@ -31,6 +32,8 @@ export interface VarianceStore {
    * next body is unchanged and so not sent (skip unchanged): its tax is still the one computed.
    */
   set(record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, basis?: { engine_id: string; computed: string }): Promise<void>;
+  /** The same writes queued on `multi` (the record processor's mark-applied transaction). */
+  setTo(multi: ChainableCommander, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, basis?: { engine_id: string; computed: string }): void;
   /** The engine's computed tax last kept for the record. */
   basis(record: RecordKey): Promise<{ engine_id: string; computed: string } | undefined>;
   get(record: RecordKey): Promise<VarianceEntry | undefined>;
@@ -57,19 +60,23 @@ export function createVarianceStore(redis: RedisClient, keys: Keys): VarianceSto
   // The engine's tax for the body last sent lives in the record's own state hash (beside its
   // sent_hash): it shares the record's lifetime instead of growing a hash of every invoice ever seen.
   const basisKey = (record: RecordKey) => keys.state(recordKeyString(record));
+  function setTo(multi: ChainableCommander, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, basis?: { engine_id: string; computed: string }): void {
+    const field = recordKeyString(record);
+    if (basis !== undefined) multi.hset(basisKey(record), BASIS_FIELD, JSON.stringify(basis));
+    if (variance === undefined) multi.hdel(key, field);
+    else {
+      const entry: VarianceEntry = { record, at: now.toISOString(), ...variance };
+      multi.hset(key, field, JSON.stringify(entry));
+      multi.hincrby(keys.counters, 'tax_variances', 1);
+    }
+  }
   return {
     async set(record, variance, now, basis) {
-      const field = recordKeyString(record);
       const multi = redis.multi();
-      if (basis !== undefined) multi.hset(basisKey(record), BASIS_FIELD, JSON.stringify(basis));
-      if (variance === undefined) multi.hdel(key, field);
-      else {
-        const entry: VarianceEntry = { record, at: now.toISOString(), ...variance };
-        multi.hset(key, field, JSON.stringify(entry));
-        multi.hincrby(keys.counters, 'tax_variances', 1);
-      }
+      setTo(multi, record, variance, now, basis);
       await multi.exec();
     },
+    setTo,
     async basis(record) {
       const raw = await redis.hget(basisKey(record), BASIS_FIELD);
       if (raw === null) return undefined;
