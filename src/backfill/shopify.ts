@@ -6,6 +6,7 @@ import { toCanonicalEvents } from '../connectors/shared/canonical.js';
 import { mapShopifyOrder, mapShopifyRefund, type ShopifyMapResult } from '../connectors/shopify/map.js';
 import { ShopifyOrder, ShopifyRefund } from '../connectors/shopify/schemas.js';
 import { platformGet, type PlatformGetOptions } from './get.js';
+import { describeIssues } from '../domain/field-errors.js';
 
 /**
  * Shopify's Admin REST API for `taxsync backfill --source shopify`: the orders updated since a
@@ -59,7 +60,7 @@ export function createShopifyLister(options: { apiUrl: string; accessToken: Secr
         },
       });
       const parsed = ShopifyOrderList.safeParse(res.body);
-      if (!parsed.success) throw new Error(`Shopify's ${ordersUrl.pathname} answer is not an order list: ${parsed.error.issues[0]?.message ?? ''}`);
+      if (!parsed.success) throw new Error(`Shopify's ${ordersUrl.pathname} answer is not an order list: ${describeIssues(parsed.error.issues, { limit: 3 })}`);
       return { orders: parsed.data.orders, next: nextPageInfo(res.headers.link, ordersUrl) };
     },
   };
@@ -79,7 +80,7 @@ export async function fetchShopifyOrder(
   const url = new URL(`${options.apiUrl.replace(/\/+$/, '')}/orders/${encodeURIComponent(id)}.json`);
   const res = await platformGet(url, { ...options, platform: 'Shopify', headers: shopifyHeaders(options.accessToken) });
   const parsed = z.looseObject({ order: ShopifyOrderList.shape.orders.element }).safeParse(res.body);
-  if (!parsed.success) throw new Error(`Shopify's ${url.pathname} answer is not an order: ${parsed.error.issues[0]?.message ?? ''}`);
+  if (!parsed.success) throw new Error(`Shopify's ${url.pathname} answer is not an order: ${describeIssues(parsed.error.issues, { limit: 3 })}`);
   return shopifyBackfillDeliveries(parsed.data.order, source);
 }
 
@@ -135,7 +136,7 @@ export function shopifyBackfillDeliveries(order: Record<string, unknown>, source
   const parsedOrder = ShopifyOrder.safeParse(order);
   const orderResult: BackfillMapResult = parsedOrder.success
     ? checked(mapShopifyOrder(parsedOrder.data, { source, topic: 'orders/updated' }), `order ${orderId}`)
-    : { kind: 'invalid', message: `order ${orderId}: ${parsedOrder.error.issues[0]?.path.join('.') ?? ''} ${parsedOrder.error.issues[0]?.message ?? 'unreadable'}`.trim() };
+    : { kind: 'invalid', message: `order ${orderId}: ${describeIssues(parsedOrder.error.issues, { whole: '(order)', limit: 3 })}` };
   const out: BackfillDelivery[] = [{ objectId: orderId, id: deliveryId(orderResult, `backfill:orders:${orderId}`), result: orderResult }];
   const refunds = Array.isArray(order.refunds) ? (order.refunds as unknown[]) : [];
   for (const refund of refunds) {
@@ -144,7 +145,7 @@ export function shopifyBackfillDeliveries(order: Record<string, unknown>, source
     const parsed = ShopifyRefund.safeParse(refund);
     const result: BackfillMapResult = parsed.success
       ? checked(mapShopifyRefund(parsed.data, { source, topic: 'refunds/create' }), `refund ${refundId}`)
-      : { kind: 'invalid', message: `refund ${refundId} of order ${orderId}: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
+      : { kind: 'invalid', message: `refund ${refundId} of order ${orderId}: ${describeIssues(parsed.error.issues, { whole: '(refund)', limit: 3 })}` };
     out.push({ objectId: `refund ${refundId}`, id: deliveryId(result, `backfill:refunds:${refundId}`), result });
   }
   return out;

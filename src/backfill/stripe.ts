@@ -4,6 +4,7 @@ import { mapCreditNoteEvent, mapInvoiceEvent } from '../connectors/stripe/map.js
 import { StripeCreditNoteEvent, StripeInvoiceEvent } from '../connectors/stripe/schemas.js';
 import { platformGet, type PlatformGetOptions } from './get.js';
 import type { BackfillDelivery } from './shopify.js';
+import { describeIssues } from '../domain/field-errors.js';
 
 /**
  * Stripe's own API for `taxsync backfill --source stripe`: invoices and credit notes created since
@@ -36,7 +37,7 @@ export function createStripeLister(options: { baseUrl: string; apiKey: Secret; s
       if (startingAfter !== undefined) url.searchParams.set('starting_after', startingAfter);
       const res = await platformGet(url, { platform: 'Stripe', headers: stripeHeaders(options.apiKey), sleep });
       const parsed = StripeList.safeParse(res.body);
-      if (!parsed.success) throw new Error(`Stripe's /v1/${resource} answer is not a list object: ${parsed.error.issues[0]?.message ?? ''}`);
+      if (!parsed.success) throw new Error(`Stripe's /v1/${resource} answer is not a list object: ${describeIssues(parsed.error.issues, { limit: 3 })}`);
       return parsed.data;
     },
   };
@@ -56,7 +57,7 @@ export async function fetchStripeInvoice(
   const url = new URL(`/v1/invoices/${encodeURIComponent(id)}`, options.baseUrl);
   const res = await platformGet(url, { ...options, platform: 'Stripe', headers: stripeHeaders(options.apiKey) });
   const parsed = z.looseObject({ id: z.string().min(1) }).safeParse(res.body);
-  if (!parsed.success) throw new Error(`Stripe's ${url.pathname} answer is not an invoice: ${parsed.error.issues[0]?.message ?? ''}`);
+  if (!parsed.success) throw new Error(`Stripe's ${url.pathname} answer is not an invoice: ${describeIssues(parsed.error.issues, { limit: 3 })}`);
   const { id: deliveryId, result } = backfillEvents('invoices', parsed.data, source);
   return [{ objectId: parsed.data.id, id: deliveryId, result }];
 }
@@ -80,12 +81,12 @@ export function backfillEvents(resource: StripeResource, object: Record<string, 
   if (resource === 'invoices') {
     const type = status === 'void' ? 'invoice.voided' : status === 'paid' ? 'invoice.paid' : 'invoice.finalized';
     const event = StripeInvoiceEvent.safeParse({ id, object: 'event', type, created, data: { object } });
-    if (!event.success) return { id, result: { kind: 'invalid', message: `invoice ${String(object.id)}: ${event.error.issues[0]?.message ?? 'unreadable'}` } };
+    if (!event.success) return { id, result: { kind: 'invalid', message: `invoice ${String(object.id)}: ${describeIssues(event.error.issues, { limit: 3 })}` } };
     return { id, result: mapInvoiceEvent(event.data, { source }) };
   }
   const type = status === 'void' ? 'credit_note.voided' : 'credit_note.created';
   const event = StripeCreditNoteEvent.safeParse({ id, object: 'event', type, created, data: { object } });
-  if (!event.success) return { id, result: { kind: 'invalid', message: `credit note ${String(object.id)}: ${event.error.issues[0]?.message ?? 'unreadable'}` } };
+  if (!event.success) return { id, result: { kind: 'invalid', message: `credit note ${String(object.id)}: ${describeIssues(event.error.issues, { limit: 3 })}` } };
   return { id, result: mapCreditNoteEvent(event.data, { source }) };
 }
 

@@ -5,6 +5,7 @@ import { mapWooOrder, orderDeliveryId } from '../connectors/woocommerce/map.js';
 import { WooOrder } from '../connectors/woocommerce/schemas.js';
 import { platformGet, type PlatformGetOptions } from './get.js';
 import type { BackfillDelivery, OrderLister } from './shopify.js';
+import { describeIssues } from '../domain/field-errors.js';
 
 /**
  * WooCommerce's REST API for `taxsync backfill --source woocommerce`: the orders modified since a
@@ -41,7 +42,7 @@ export function createWooLister(options: { apiUrl: string; consumerKey: Secret; 
       await pace();
       const res = await platformGet(url, { platform: 'WooCommerce', headers: wooHeaders(options), sleep });
       const parsed = WooOrderList.safeParse(res.body);
-      if (!parsed.success) throw new Error(`WooCommerce's ${ordersUrl.pathname} answer is not an order list: ${parsed.error.issues[0]?.message ?? ''}`);
+      if (!parsed.success) throw new Error(`WooCommerce's ${ordersUrl.pathname} answer is not an order list: ${describeIssues(parsed.error.issues, { limit: 3 })}`);
       const total = Number(res.headers['x-wp-totalpages']);
       return { orders: parsed.data, next: Number.isInteger(total) && page < total ? String(page + 1) : undefined };
     },
@@ -65,7 +66,7 @@ export async function fetchWooOrder(
   const url = new URL(`${options.apiUrl.replace(/\/+$/, '')}/wp-json/wc/v3/orders/${encodeURIComponent(id)}`);
   const res = await platformGet(url, { ...options, platform: 'WooCommerce', headers: wooHeaders(options) });
   const parsed = WooOrderList.element.safeParse(res.body);
-  if (!parsed.success) throw new Error(`WooCommerce's ${url.pathname} answer is not an order: ${parsed.error.issues[0]?.message ?? ''}`);
+  if (!parsed.success) throw new Error(`WooCommerce's ${url.pathname} answer is not an order: ${describeIssues(parsed.error.issues, { limit: 3 })}`);
   return wooBackfillDeliveries(parsed.data, source);
 }
 
@@ -78,7 +79,7 @@ export function wooBackfillDeliveries(order: Record<string, unknown>, source: st
   const objectId = String(order.id);
   const parsed = WooOrder.safeParse(order);
   if (!parsed.success) {
-    return [{ objectId, id: `backfill:orders:${objectId}`, result: { kind: 'invalid', message: `order ${objectId}: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? 'unreadable'}`.trim() } }];
+    return [{ objectId, id: `backfill:orders:${objectId}`, result: { kind: 'invalid', message: `order ${objectId}: ${describeIssues(parsed.error.issues, { whole: '(order)', limit: 3 })}` } }];
   }
   const id = orderDeliveryId(parsed.data);
   const mapped = mapWooOrder(parsed.data, { source, topic: 'order.updated' });

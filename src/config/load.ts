@@ -8,6 +8,7 @@ import { blankToUndefined, secret, secretList } from '../domain/env-fields.js';
 import { apiUrlProblem, isLoopbackHost } from '../api/url-policy.js';
 import { CONNECTOR_LIST, type ConnectorId, type PlatformApis } from '../connectors/registry.js';
 import type { ConnectorConfig } from '../connectors/types.js';
+import { describeIssues } from '../domain/field-errors.js';
 
 /**
  * The one reader of process.env. Every setting has a name, a default and a line in
@@ -444,7 +445,7 @@ export function loadConfig(
   const secrets = connectorSecretsSchema(connectors).safeParse(source);
   const platformApis = connectors.flatMap((c) => (c.platformApi === undefined ? [] : [[c.id, c.platformApi.safeParse(source)] as const]));
   const issues = [parsed, secrets, ...platformApis.map(([, result]) => result)].flatMap((result) => (result.success ? [] : result.error.issues));
-  const problems = [...issues.map((issue) => `${issue.path.join('.')} ${issue.message}`), ...crossFieldProblems(crossView(source))];
+  const problems = [...issues.map((issue) => describeIssues([issue], { whole: '(environment)', sentence: true })), ...crossFieldProblems(crossView(source))];
   if (!parsed.success || !secrets.success || problems.length > 0) throw configError(problems);
   // Every registered connector has its entry: the list above starts with CONNECTOR_LIST.
   const webhookSecrets = Object.fromEntries(connectors.map((c) => [c.id, secrets.data[c.secretVariable] ?? []])) as unknown as WebhookSecrets;

@@ -4,6 +4,7 @@ import { TaxsyncError } from '../domain/errors.js';
 import { SOURCES } from '../api/schemas/common.js';
 import { MappingSettings } from '../mapping/settings.js';
 import { VatSettings } from '../mapping/vat-settings.js';
+import { describeIssues } from '../domain/field-errors.js';
 
 /**
  * Mapping settings from the JSON file named by TAXSYNC_CONFIG (docs/configuration.md, "Settings
@@ -44,7 +45,7 @@ export const DEFAULT_SETTINGS: Settings = Settings.parse({});
 export function parseSettings(raw: unknown, origin = 'settings'): Settings {
   const result = Settings.safeParse(raw);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'} ${issue.message}`);
+  const problems = result.error.issues.map((issue) => describeIssues([issue], { whole: '(settings)', sentence: true }));
   throw new TaxsyncError('CONFIG_INVALID', `invalid ${origin}: ${problems.join('; ')}`, { details: { problems } });
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { describeIssues } from '../domain/field-errors.js';
 
 /**
  * `<TAXSYNC_DATA_DIR>/daemon.json`: where a running zero-configuration `taxsync start` keeps its
@@ -79,6 +80,6 @@ export function readDaemonFile(dataDir: string): DaemonFileState {
   } catch (error) {
     return { state: 'unreadable', reason: (error as Error).message };
   }
-  if (!parsed.success) return { state: 'unreadable', reason: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  if (!parsed.success) return { state: 'unreadable', reason: describeIssues(parsed.error.issues, { whole: '(file)' }) };
   return processAlive(parsed.data.pid) ? { state: 'running', info: parsed.data } : { state: 'stale', info: parsed.data };
 }

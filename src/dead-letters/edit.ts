@@ -5,6 +5,7 @@ import { applyMergePatch, jsonEqual } from '../domain/merge-patch.js';
 import { DeadLetterEntry } from '../queue/dead-letter.js';
 import { QUEUE_NAMES } from '../queue/names.js';
 import { parseKeptDelivery, type DlqDeps } from './service.js';
+import { describeIssues } from '../domain/field-errors.js';
 
 /**
  * `taxsync dlq edit <id> --patch file.json`: a JSON merge patch (RFC 7396) applied to what an entry
@@ -56,7 +57,7 @@ export function planEdit(entry: DeadLetterEntry, patch: unknown, options: { sett
     }
     const parsed = parseCanonicalEvent(patched);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`).join('; ');
+      const problems = describeIssues(parsed.error.issues, { whole: '(event)' });
       throw new Error(`refused: the edited event is not a valid canonical event: ${problems}`);
     }
     const next = DeadLetterEntry.parse({ ...entry, event: parsed.data, event_original: entry.event_original ?? original, edited });

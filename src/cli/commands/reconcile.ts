@@ -16,6 +16,7 @@ import { clientApi, clientRedis } from '../../daemon/find-daemon.js';
 import { reconcileVat } from '../../vat-ops/commands.js';
 import { EMULATOR_BOX_LAYOUT, renderReconcile } from '../../vat-ops/reconcile.js';
 import { createProgress } from '../progress.js';
+import { describeIssues } from '../../domain/field-errors.js';
 
 interface ReconcileFlags {
   since?: string;
@@ -130,7 +131,7 @@ export function registerReconcileCommands(program: Command): void {
       }
       // `reconcile --replay --json` writes {report, replayed}: its report is read as well.
       const parsed = ReportFile.safeParse(typeof raw === 'object' && raw !== null && 'report' in raw ? (raw).report : raw);
-      if (!parsed.success) throw new Error(`${file} is not a reconcile report (${parsed.error.issues[0]?.message ?? 'unreadable'})`);
+      if (!parsed.success) throw new Error(`${file} is not a reconcile report (${describeIssues(parsed.error.issues, { whole: '(report)', limit: 3 })})`);
       const booted = boot('reconcile replay', { logToStderr: true });
       try {
         const redis = await redisFor(booted);
