@@ -28,8 +28,9 @@ export function recordActivity(multi: ChainableCommander, keys: Pick<Keys, 'pref
   const perSource = new Map<string, number>();
   for (const e of events) perSource.set(e.record.source, (perSource.get(e.record.source) ?? 0) + 1);
   const bucket = k.hour(hourStart(nowMs));
-  // One HSET with every field, in object form: on the producer's MULTI (over BullMQ's client) the
-  // `key, field, value` form stored the field's characters as fields (test/integration/activity).
+  // One HSET with every field, in object form: on a MULTI over BullMQ's client (where the producer's
+  // ran before it had a connection of its own) the `key, field, value` form stored the field's
+  // characters as fields (test/integration/activity); the object form is right on both.
   multi.hset(k.last, Object.fromEntries([...perSource.keys()].map((source) => [source, String(nowMs)])));
   for (const [source, n] of perSource) multi.hincrby(bucket, source, n);
   multi.pexpire(bucket, ACTIVITY_KEEP_MS + HOUR_MS);

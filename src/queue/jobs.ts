@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeIssues } from '../domain/field-errors.js';
 import { parseRecordKeyString, RecordKey } from '../domain/record-key.js';
 
 export const RECORD_JOB_VERSION = 2;
@@ -35,7 +36,7 @@ function readRecordOfJob(job: JobLike): { record: RecordKey } | { problem: strin
   const data = RecordJobData.safeParse(job.data);
   if (!data.success) {
     // One line (an entry's message is a table cell in `dlq list`): zod's own message is a JSON dump.
-    return { problem: data.error.issues.map((i) => `${i.path.join('.') || '(data)'}: ${i.message}`).join('; ') };
+    return { problem: describeIssues(data.error.issues, { whole: '(data)' }) };
   }
   if (data.data.record) return { record: data.data.record };
   if (data.data.v === 1) return { problem: 'record: Required' };
