@@ -69,7 +69,7 @@ export interface AppliedWith {
   trace?: { entries: readonly TraceEntry[]; settings: TraceSettings };
   /** The event's JSON as read (RecordState.eventJson), kept as the applied copy when it must be sent. */
   eventJson?: string;
-  /** More writes in the same transaction (a handler's `alsoOnApplied`); they may run twice (idempotent). */
+  /** More writes in the same transaction (a handler's `alsoOnApplied`), run once: with the first mark, whatever it answers. */
   also?: (multi: ChainableCommander) => void;
 }
 
@@ -160,8 +160,10 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       ...clear,
       ...traceLines,
     ];
-    const run = async (applied: string): Promise<unknown> => {
-      if (!also.also) return redis.taxsyncMarkApplied(...args(applied));
+    // The handler's writes go with the first call only: it always runs them (a MULTI runs every
+    // command whatever the mark answers), and a counter among them must not count twice.
+    const run = async (applied: string, withAlso: boolean): Promise<unknown> => {
+      if (!also.also || !withAlso) return redis.taxsyncMarkApplied(...args(applied));
       // One round trip: the mark and the handler's writes in one MULTI.
       const multi = redis.multi() as ScriptedChain;
       multi.taxsyncMarkApplied(...args(applied));
@@ -173,9 +175,9 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     };
     // Usually the event applied is still the one held, and Redis copies it; when a newer one has
     // replaced it meanwhile (-seq), the event is sent.
-    const result = Number(await run('='));
+    const result = Number(await run('=', true));
     // The bytes read (also when they no longer parse), so the applied copy is exactly what was held.
-    return result >= 0 ? result : Number(await run(also.eventJson ?? (event ? JSON.stringify(event) : '')));
+    return result >= 0 ? result : Number(await run(also.eventJson ?? (event ? JSON.stringify(event) : ''), false));
   }
   return {
     read,

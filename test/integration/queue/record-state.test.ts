@@ -106,6 +106,20 @@ describe('record state: markApplied', () => {
     expect(steps).toEqual(['received', 'received', 'answered']);
   });
 
+  it("runs a handler's writes once when a newer version replaced the one sent meanwhile (a counter among them counts once)", async () => {
+    await producer.accept({ events: [version(1)] });
+    const sent = await records.read(RECORD);
+    await producer.accept({ events: [version(2)] });
+    const counter = `${ctx.prefix}:test-counter`;
+
+    // The first mark finds v2 held (it answers -seq) and the event sent is passed in a second call.
+    const newer = await records.markApplied(RECORD, sent.seq, sent.event, new Date(), { also: (multi) => void multi.hincrby(counter, 'n', 1) });
+
+    expect(newer).toBe(sent.seq + 1);
+    expect((await records.read(RECORD)).appliedEvent).toEqual(version(1));
+    expect(await ctx.redis.hget(counter, 'n')).toBe('1');
+  });
+
   it('ignores the late mark of a job that was taken over: the newer applied version and its event stay', async () => {
     await producer.accept({ events: [version(1)] });
     const stalled = await records.read(RECORD); // a job reads v1, then stalls
