@@ -166,7 +166,6 @@ export async function startWork(deps: {
       ledger: vatLedger,
       records,
       requeuer,
-      queue: queues[QUEUE_NAMES.vatSubmissions],
       redis: state,
       keys,
       intervalMs: config.queue.vat.resolverIntervalMs,

@@ -8,6 +8,8 @@ import type { RetryPolicies, RetryPolicy } from './retry.js';
 export interface Requeuer {
   /** Adds the record's job when it has unapplied events and no job (BullMQ ignores an existing id). */
   ensureQueued(record: RecordKey): Promise<boolean>;
+  /** True when the record has a job that will still run (waiting, delayed, active): a finished job left behind does not count. */
+  hasPendingJob(record: RecordKey): Promise<boolean>;
   /** Walks the dirty set and re-queues every record that lost its job. Returns how many were re-queued. */
   sweep(): Promise<number>;
 }
@@ -23,15 +25,33 @@ export function createRequeuer(deps: {
   records: RecordStore;
   retry?: RetryPolicy | RetryPolicies;
 }): Requeuer {
+  /**
+   * The record's job unless it has finished. A finished job is normally removed as it finishes (the
+   * record workers' removeOnComplete / removeOnFail), but one finished by a worker that does not
+   * remove it — a worker of the release before jobs became references (version 2), during a
+   * rolling upgrade — would keep the record's id taken for ever, and every later event of the
+   * record would find "a job" and never be sent. Such a job is removed here so the record's job can
+   * be added again.
+   */
+  async function pendingJob(record: RecordKey): Promise<boolean> {
+    const queue = deps.queues[queueForKind(record.kind)];
+    const job = await queue.getJob(recordKeyString(record));
+    if (!job) return false;
+    const state = await job.getState();
+    if (state !== 'completed' && state !== 'failed') return true;
+    // A finished job holds no lock; if it vanished meanwhile, that is the same outcome.
+    await job.remove().catch(() => undefined);
+    return false;
+  }
   async function ensureQueued(record: RecordKey): Promise<boolean> {
     if (!(await deps.records.hasUnapplied(record))) return false;
-    const queue = deps.queues[queueForKind(record.kind)];
-    if (await queue.getJob(recordKeyString(record))) return false;
-    await enqueueRecord(queue, record, { retry: deps.retry });
+    if (await pendingJob(record)) return false;
+    await enqueueRecord(deps.queues[queueForKind(record.kind)], record, { retry: deps.retry });
     return true;
   }
   return {
     ensureQueued,
+    hasPendingJob: pendingJob,
     async sweep() {
       let cursor = '0';
       let requeued = 0;

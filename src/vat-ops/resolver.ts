@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Queue } from 'bullmq';
-import { parseRecordKeyString, recordKeyString, type RecordKey } from '../domain/record-key.js';
+import { parseRecordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
@@ -25,9 +24,7 @@ export interface VatResolver {
 export interface VatResolverDeps {
   ledger: Pick<VatLedger, 'due' | 'byKey' | 'postpone'>;
   records: Pick<RecordStore, 'reopen'>;
-  requeuer: Pick<Requeuer, 'ensureQueued'>;
-  /** The vat-submissions queue: is the record's job still there? */
-  queue: Pick<Queue, 'getJob'>;
+  requeuer: Pick<Requeuer, 'ensureQueued' | 'hasPendingJob'>;
   redis: RedisClient;
   keys: Keys;
   /** How often the sweep runs (TAXSYNC_VAT_RESOLVER_INTERVAL_MS): also the lease's length. */
@@ -66,7 +63,7 @@ export function createVatResolver(deps: VatResolverDeps): VatResolver {
           postponed += 1;
           continue;
         }
-        if (await deps.queue.getJob(recordKeyString(record))) {
+        if (await deps.requeuer.hasPendingJob(record)) {
           // Its job is waiting, delayed or running: that job resolves it.
           await deps.ledger.postpone(key, now + deps.intervalMs);
           postponed += 1;
