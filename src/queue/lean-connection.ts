@@ -31,16 +31,30 @@ export interface LeanConnection {
   get(bullClient: RedisClient): Promise<RedisClient>;
   /** A MULTI on it that BullMQ's `Job.addJob` accepts. */
   multi(client: RedisClient): ScriptedChain;
+  /**
+   * How many times the connection (a cluster's: any node's) has dropped. ioredis sends the
+   * commands a drop left unanswered again on the new connection, a WAITAOF / WAIT included, and
+   * there it counts that connection's writes (none) and confirms at once a write the drop may have
+   * lost: the producer takes this count before EXEC and after the confirmation, and answers
+   * REDIS_NOT_DURABLE (503) when they differ. (Turning the resend off is no way out: ioredis then
+   * drops those commands without settling them, and the webhook would hang.)
+   */
+  drops(): number;
 }
 
 export function createLeanConnection(from: RedisClient): LeanConnection {
   let opening: Promise<RedisClient> | undefined;
   let current: RedisClient | undefined;
+  let dropCount = 0;
   from.once('end', () => current?.disconnect());
 
   function open(bullClient: RedisClient): Promise<RedisClient> {
     // The same server (or cluster) and options: the producer role's fail-fast settings included.
+    // (Both branches are the same call: the union's two `duplicate` signatures are not callable as one.)
     const lean: RedisClient = from instanceof Cluster ? from.duplicate() : from.duplicate();
+    // Every drop is counted (a cluster's: any node's): see `drops`.
+    if (lean instanceof Cluster) lean.on('+node', (node: { on(event: 'close', listener: () => void): void }) => node.on('close', () => (dropCount += 1)));
+    else lean.on('close', () => (dropCount += 1));
     lean.on('error', () => {
       // Reported by `from`'s own listeners; this one only keeps an error from being unhandled.
     });
@@ -67,6 +81,7 @@ export function createLeanConnection(from: RedisClient): LeanConnection {
   }
 
   return {
+    drops: () => dropCount,
     async get(bullClient) {
       opening ??= open(bullClient).catch((error: unknown) => {
         opening = undefined;

@@ -139,11 +139,15 @@ export function createProducer(options: ProducerOptions): Producer {
       for (const id of input.removeDeadLetters ?? []) options.deadLetters.removeTo(multi, id);
       input.also?.(multi);
       if (input.checkpoint) multi.set(input.checkpoint.key, input.checkpoint.value, 'PX', input.checkpoint.ttlMs);
+      const drops = lean.drops();
       const results = await multi.exec();
       if (results === null) throw new Error('Redis transaction was aborted');
       for (const [error] of results) if (error) throw error;
       // Stored in Redis's memory; a 2xx waits until it is as durable as configured.
       await options.ack?.confirm(client);
+      if (options.ack && lean.drops() !== drops) {
+        throw new TaxsyncError('REDIS_NOT_DURABLE', 'the connection to Redis dropped while the write was being confirmed: it may not be stored durably');
+      }
       const outcomes = input.events.map((_, i): EventOutcome => {
         const seq = Number(results[outcomeAt[i]!]?.[1]);
         return seq > 0 ? 'queued' : seq === 0 ? 'duplicate' : 'stale';
