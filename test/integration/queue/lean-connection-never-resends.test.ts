@@ -1,15 +1,10 @@
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CanonicalEvent } from '../../../src/domain/events.js';
+import { describe, expect, it } from 'vitest';
 import { isTaxsyncError } from '../../../src/domain/errors.js';
 import type { AckGuard } from '../../../src/queue/ack-durability.js';
-import { closeQueues, createQueues, createRedis, type RedisClient } from '../../../src/queue/connection.js';
-import { createDeadLetterStore } from '../../../src/queue/dead-letter.js';
-import { createKeys } from '../../../src/queue/keys.js';
+import type { RedisClient } from '../../../src/queue/connection.js';
 import { createLeanConnection } from '../../../src/queue/lean-connection.js';
-import type { QueueName } from '../../../src/queue/names.js';
-import { createProducer } from '../../../src/queue/producer.js';
+import { customerVersion, useQueueRig } from '../../helpers/queue-rig.js';
 import { useRedis } from '../../helpers/redis.js';
 
 /**
@@ -21,19 +16,7 @@ import { useRedis } from '../../helpers/redis.js';
  */
 describe("the producer's lean connection", () => {
   const ctx = useRedis();
-  let from: Redis;
-  let queues: Record<QueueName, Queue>;
-
-  beforeEach(async () => {
-    from = createRedis(ctx.url, 'producer');
-    await new Promise((resolve) => from.once('ready', resolve));
-    queues = createQueues(from, ctx.prefix);
-  });
-
-  afterEach(async () => {
-    await closeQueues(queues);
-    from.disconnect();
-  });
+  const rig = useQueueRig(ctx);
 
   const killAndWaitForReconnect = async (client: RedisClient): Promise<void> => {
     await ctx.redis.client('KILL', 'ID', String(await (client as Redis).client('ID')));
@@ -47,8 +30,8 @@ describe("the producer's lean connection", () => {
   };
 
   it('counts its drops', async () => {
-    const lean = createLeanConnection(from);
-    const client = await lean.get(from);
+    const lean = createLeanConnection(rig.connection);
+    const client = await lean.get(rig.connection);
     expect(lean.drops()).toBe(0);
     await killAndWaitForReconnect(client);
     expect(lean.drops()).toBe(1);
@@ -65,24 +48,8 @@ describe("the producer's lean connection", () => {
         await killAndWaitForReconnect(on!);
       },
     };
-    const producer = createProducer({
-      queues,
-      connection: from,
-      keys: createKeys(ctx.prefix),
-      deadLetters: createDeadLetterStore(queues['dead-letter']),
-      trace: { maxEntries: 10, maxAgeMs: 60_000 },
-      deliveryTtlMs: 60_000,
-      coalesceDelayMs: 0,
-      ack,
-    });
-    const event = CanonicalEvent.parse({
-      id: 'e-1',
-      type: 'customer.upserted',
-      occurred_at: '2026-11-20T10:00:00Z',
-      connector: 'erp',
-      record: { kind: 'customer', source: 'api', external_id: 'c-drop' },
-      data: { name: 'n' },
-    });
+    const producer = rig.producerWith({ ack });
+    const event = customerVersion({ kind: 'customer', source: 'api', external_id: 'c-drop' }, 1);
 
     const error = await producer.accept({ events: [event] }).then(
       () => undefined,
