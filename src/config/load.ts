@@ -387,6 +387,15 @@ function crossView(source: Record<string, string | undefined>): CrossView {
   };
 }
 
+/** The variables among `names` holding a URL that credentials may not be sent to (apiUrlProblem). */
+function urlProblems(source: Record<string, string | undefined>, names: readonly string[], allowInsecureHttp: boolean): string[] {
+  return names.flatMap((name) => {
+    const value = source[name]?.trim();
+    const problem = value ? apiUrlProblem(value, allowInsecureHttp) : undefined;
+    return problem ? [`${name} ${problem}`] : [];
+  });
+}
+
 /** Rules that span several variables; each problem names its variable. */
 function crossFieldProblems(env: CrossView): string[] {
   const problems: string[] = [];
@@ -445,7 +454,14 @@ export function loadConfig(
   const secrets = connectorSecretsSchema(connectors).safeParse(source);
   const platformApis = connectors.flatMap((c) => (c.platformApi === undefined ? [] : [[c.id, c.platformApi.safeParse(source)] as const]));
   const issues = [parsed, secrets, ...platformApis.map(([, result]) => result)].flatMap((result) => (result.success ? [] : result.error.issues));
-  const problems = [...issues.map((issue) => describeIssues([issue], { whole: '(environment)', sentence: true })), ...crossFieldProblems(crossView(source))];
+  // A platform's URL carries its credentials (a token, a key pair in Basic auth): the same https rule as the services'.
+  const platformUrls = connectors.flatMap((c) => (c.platformApi === undefined ? [] : Object.keys(c.platformApi.in.shape).filter((name) => name.endsWith('_URL'))));
+  const view = crossView(source);
+  const problems = [
+    ...issues.map((issue) => describeIssues([issue], { whole: '(environment)', sentence: true })),
+    ...crossFieldProblems(view),
+    ...urlProblems(source, platformUrls, view.TAXSYNC_ALLOW_INSECURE_HTTP),
+  ];
   if (!parsed.success || !secrets.success || problems.length > 0) throw configError(problems);
   // Every registered connector has its entry: the list above starts with CONNECTOR_LIST.
   const webhookSecrets = Object.fromEntries(connectors.map((c) => [c.id, secrets.data[c.secretVariable] ?? []])) as unknown as WebhookSecrets;

@@ -102,7 +102,9 @@ export interface ConnectorConfig {
   /**
    * The platform's own API (`taxsync backfill`, the fetch of a waiting refund's original): a zod
    * object of its environment variables, transformed into the settings its client reads
-   * (`config.platforms.<id>`). Each variable is documented in docs/configuration.md.
+   * (`config.platforms.<id>`). Each variable is documented in docs/configuration.md. A variable
+   * named `…_URL` is where the credentials go: src/config holds it to the https rule of the
+   * services' URLs (plain http only for loopback or with TAXSYNC_ALLOW_INSECURE_HTTP=1).
    * @defaultValue none: the platform's API is not read
    */
   readonly platformApi?: PlatformApiSchema;

@@ -57,6 +57,14 @@ describe('config reads each connector\'s own declaration', () => {
     );
   });
 
+  it("refuses a platform URL over plain http to another host (its credentials would travel in clear), as the services' URLs", () => {
+    for (const name of ['STRIPE_API_URL', 'SHOPIFY_API_URL', 'WOOCOMMERCE_API_URL']) {
+      expect(() => loadConfig({ [name]: 'http://shop.example.com' }), name).toThrow(new RegExp(`${name} must use https:// for the non-loopback host shop.example.com`));
+      expect(() => loadConfig({ [name]: 'http://127.0.0.1:8080' }), name).not.toThrow();
+      expect(() => loadConfig({ [name]: 'http://shop.example.com', TAXSYNC_ALLOW_INSECURE_HTTP: '1' }), name).not.toThrow();
+    }
+  });
+
   it("a connector given besides the registry gets its platform API read too", () => {
     const extra = defineConnectorConfig({
       id: 'acme',
