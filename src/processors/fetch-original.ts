@@ -37,6 +37,12 @@ export interface OriginalFetchDeps {
 export type FetchOriginal = (connector: string, original: RecordKey, logger: Logger) => Promise<string | undefined>;
 
 const ASKING = 'asking';
+/**
+ * How long the "asking" mark lives: longer than one fetch can take (a 10 s timeout, one 429 wait
+ * of up to 5 s, the queueing), short enough that a process dying mid-fetch delays the next ask by
+ * minutes, not by the whole refund wait.
+ */
+const ASKING_TTL_MS = 120_000;
 
 export function createOriginalFetch(deps: OriginalFetchDeps): FetchOriginal {
   const maxInFlight = deps.maxInFlight ?? 2;
@@ -76,9 +82,16 @@ export function createOriginalFetch(deps: OriginalFetchDeps): FetchOriginal {
       if (inFlight >= maxInFlight) return undefined;
       inFlight += 1;
       try {
-        if ((await deps.redis.set(marker, ASKING, 'PX', deps.markerTtlMs, 'NX')) !== 'OK') return undefined;
-        const note = await ask(fetch, connector, original, logger);
-        await deps.redis.set(marker, note, 'KEEPTTL', 'XX');
+        if ((await deps.redis.set(marker, ASKING, 'PX', Math.min(ASKING_TTL_MS, deps.markerTtlMs), 'NX')) !== 'OK') return undefined;
+        let note: string;
+        try {
+          note = await ask(fetch, connector, original, logger);
+        } catch (error) {
+          // Not asked after all (Redis or the producer failed while queueing it): the next re-check asks again.
+          await deps.redis.del(marker).catch(() => undefined);
+          throw error;
+        }
+        await deps.redis.set(marker, note, 'PX', deps.markerTtlMs);
         return note;
       } finally {
         inFlight -= 1;
