@@ -57,7 +57,12 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       () => deps.tax.transactions.upsert(body),
       async () => (await deps.tax.transactions.getByKey(body.source, body.external_id)).id,
     );
-    if (answer.kind === 'unreadable') return { ...acceptedOutcome(what, answer, 'so it was read back by key'), sentHash: hash };
+    if (answer.kind === 'unreadable') {
+      // The engine's tax for this body is unknown: the basis of the body before it must not judge it later.
+      const store = invoice ? deps.variance?.store : undefined;
+      const forget = store && invoice ? (multi: ChainableCommander) => store.forgetBasis(multi, invoice.key) : undefined;
+      return { ...acceptedOutcome(what, answer, 'so it was read back by key'), sentHash: hash, ...(forget ? { alsoOnApplied: forget } : {}) };
+    }
     const transaction = answer.record;
     const tax = transaction.tax?.total_tax === undefined ? '' : `, total tax ${transaction.tax.total_tax}`;
     const variance = invoice ? await checkVariance(invoice, { engine_id: transaction.id, computed: transaction.tax?.total_tax }) : undefined;
@@ -80,11 +85,15 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     const v = deps.variance;
     if (v === undefined) return { detail: '' };
     const basis = answered === undefined ? await v.store.basis(invoice.key) : answered.computed === undefined ? undefined : { engine_id: answered.engine_id, computed: answered.computed };
+    // Not sent and no engine tax known for the body held (an invoice sent before the basis was
+    // kept, or whose answer had none): nothing to judge, and what is recorded stays as it is.
+    if (answered === undefined && basis === undefined) return { detail: '' };
     const found = taxVariance(invoice.data, basis?.computed, v.thresholds);
     const now = (v.clock ?? (() => new Date()))();
+    const sent = answered === undefined ? undefined : { basis: basis ?? null };
     return {
       detail: found ? `; tax variance: charged ${found.charged}, computed ${found.computed} (${found.difference} ${found.currency})` : '',
-      write: (multi) => v.store.setTo(multi, invoice.key, found && basis ? { ...found, engine_id: basis.engine_id } : undefined, now, answered === undefined ? undefined : basis),
+      write: (multi) => v.store.setTo(multi, invoice.key, found && basis ? { ...found, engine_id: basis.engine_id } : undefined, now, sent),
     };
   }
 

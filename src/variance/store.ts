@@ -25,15 +25,19 @@ export type VarianceEntry = z.infer<typeof VarianceEntry>;
 
 const Basis = z.object({ engine_id: z.string(), computed: z.string() });
 
+type Basis = z.infer<typeof Basis>;
+
 export interface VarianceStore {
   /**
-   * Records the record's variance, or clears it (undefined). Counts each new one in `tax_variances`.
-   * With `basis`, keeps the engine's computed tax for this record in the same step, for when the
-   * next body is unchanged and so not sent (skip unchanged): its tax is still the one computed.
+   * Queues on `multi` (the record processor's mark-applied transaction) the record's variance, or
+   * its clearing (undefined). `sent` says the body was just sent: its engine tax becomes the
+   * record's basis (null: the answer gave none, so no basis is known any more) and a variance
+   * recorded is counted in `tax_variances`. An unchanged body (not sent, skip unchanged) keeps the
+   * basis and counts nothing: its variance was counted when the body was sent.
    */
-  set(record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, basis?: { engine_id: string; computed: string }): Promise<void>;
-  /** The same writes queued on `multi` (the record processor's mark-applied transaction). */
-  setTo(multi: ChainableCommander, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, basis?: { engine_id: string; computed: string }): void;
+  setTo(multi: ChainableCommander, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, sent?: { basis: Basis | null }): void;
+  /** Queues on `multi` the removal of the record's basis (a body sent whose engine tax is not known). */
+  forgetBasis(multi: ChainableCommander, record: RecordKey): void;
   /** The engine's computed tax last kept for the record. */
   basis(record: RecordKey): Promise<{ engine_id: string; computed: string } | undefined>;
   get(record: RecordKey): Promise<VarianceEntry | undefined>;
@@ -60,23 +64,20 @@ export function createVarianceStore(redis: RedisClient, keys: Keys): VarianceSto
   // The engine's tax for the body last sent lives in the record's own state hash (beside its
   // sent_hash): it shares the record's lifetime instead of growing a hash of every invoice ever seen.
   const basisKey = (record: RecordKey) => keys.state(recordKeyString(record));
-  function setTo(multi: ChainableCommander, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, basis?: { engine_id: string; computed: string }): void {
+  function setTo(multi: ChainableCommander, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, sent?: { basis: Basis | null }): void {
     const field = recordKeyString(record);
-    if (basis !== undefined) multi.hset(basisKey(record), BASIS_FIELD, JSON.stringify(basis));
+    if (sent?.basis === null) multi.hdel(basisKey(record), BASIS_FIELD);
+    else if (sent) multi.hset(basisKey(record), BASIS_FIELD, JSON.stringify(sent.basis));
     if (variance === undefined) multi.hdel(key, field);
     else {
       const entry: VarianceEntry = { record, at: now.toISOString(), ...variance };
       multi.hset(key, field, JSON.stringify(entry));
-      multi.hincrby(keys.counters, 'tax_variances', 1);
+      if (sent) multi.hincrby(keys.counters, 'tax_variances', 1);
     }
   }
   return {
-    async set(record, variance, now, basis) {
-      const multi = redis.multi();
-      setTo(multi, record, variance, now, basis);
-      await multi.exec();
-    },
     setTo,
+    forgetBasis: (multi, record) => void multi.hdel(basisKey(record), BASIS_FIELD),
     async basis(record) {
       const raw = await redis.hget(basisKey(record), BASIS_FIELD);
       if (raw === null) return undefined;

@@ -104,6 +104,29 @@ describe('tax charged against tax computed (pipeline + emulator)', () => {
     expect((await store.list()).total).toBe(0);
   });
 
+  it('an unchanged update counts no new variance, and without a kept engine tax leaves the recorded one as it is', async () => {
+    const undercharged = invoice('1003', 1, '0.00');
+    await pipeline.producer.accept({ events: [undercharged] });
+    await applied(undercharged);
+    expect((await store.list()).total).toBe(1);
+    expect(await ctx.redis.hget(pipeline.keys.counters, 'tax_variances')).toBe('1');
+
+    // The same order again (a tag changed): not sent, still a variance, not a second one.
+    const again = invoice('1003', 2, '0.00');
+    await pipeline.producer.accept({ events: [again] });
+    await applied(again);
+    expect((await store.list()).total).toBe(1);
+    expect(await ctx.redis.hget(pipeline.keys.counters, 'tax_variances')).toBe('1');
+
+    // An invoice sent before the engine's tax was kept beside it: nothing to judge an unchanged body by.
+    await ctx.redis.hdel(pipeline.keys.state('transaction|shopify|1003'), 'variance_basis');
+    const third = invoice('1003', 3, '0.00');
+    await pipeline.producer.accept({ events: [third] });
+    await applied(third);
+    expect((await store.list()).entries.map((e) => e.record.external_id)).toEqual(['1003']);
+    expect(await ctx.redis.hget(pipeline.keys.counters, 'tax_variances')).toBe('1');
+  });
+
   describe('the command', () => {
     let main: string;
     beforeAll(async () => {
