@@ -2,11 +2,14 @@ import { TaxsyncError, type FieldErrors } from '../domain/errors.js';
 import { summariseFields } from '../domain/field-errors.js';
 import type { HttpResponse } from './http.js';
 
-/** Parses Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * Parses Retry-After as delay-seconds or an HTTP date, in ms; undefined when absent or unreadable.
+ * Seconds with a fraction are read too: RFC 9110 says integers, but Shopify sends `2.0`.
+ */
 export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
   if (value === undefined) return undefined;
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed) * 1000);
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { parseRetryAfter } from '../api/errors.js';
 
 /** A platform answered something other than 200 (after waiting out its 429s): its status, for the caller to tell a 404 apart. */
 export class PlatformHttpError extends Error {
@@ -40,8 +41,10 @@ export async function platformGet(url: URL, options: PlatformGetOptions): Promis
     await options.before?.();
     const res = await request(url, { method: 'GET', headers: options.headers, ...timeouts });
     options.after?.(res.headers);
-    const after = Number(res.headers['retry-after']);
-    const waitMs = Number.isFinite(after) && after > 0 ? after * 1000 : 1000 * 2 ** attempt;
+    // Seconds or an HTTP date, read as the API client reads it; none (or 0): back off by doubling.
+    const header = res.headers['retry-after'];
+    const after = parseRetryAfter(Array.isArray(header) ? header[0] : header);
+    const waitMs = after !== undefined && after > 0 ? after : 1000 * 2 ** attempt;
     if (res.statusCode === 429 && attempt < retries && waitMs <= (options.maxRetryWaitMs ?? Infinity)) {
       await res.body.dump();
       await options.sleep(waitMs);
