@@ -23,6 +23,7 @@ export function enabledConnectors(
     if (accepted.length === 0) continue;
     enabled[connector.id] = {
       connector,
+      // sourceOf's rule, with the connector's own default (it may be one given besides the registry).
       settings: { source: settings.sources[connector.id] ?? connector.defaultSource, secrets: accepted, toleranceSeconds: config.webhooks.toleranceSeconds },
     };
   }

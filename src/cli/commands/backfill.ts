@@ -3,6 +3,7 @@ import { createShopifyLister } from '../../backfill/shopify.js';
 import { createStripeLister } from '../../backfill/stripe.js';
 import { runOrdersBackfill, runStripeBackfill } from '../../backfill/run.js';
 import { createWooLister } from '../../backfill/woocommerce.js';
+import { sourceOf } from '../../connectors/registry.js';
 import { boot } from '../../daemon/boot.js';
 import { clientRedis } from '../../daemon/find-daemon.js';
 import { closeQueues, createQueues, createRedis, whenReady } from '../../queue/connection.js';
@@ -50,7 +51,7 @@ export function registerBackfillCommand(program: Command): void {
           redis: connection,
           keys: createKeys(config.redis.prefix),
           producer: configuredProducer(connection, queues, config, settings),
-          source: settings.sources[options.source] ?? options.source,
+          source: sourceOf(options.source, settings),
           onProgress: (resource: string, listed: number) => progress.update(`backfill ${options.source} ${resource}`, listed),
         };
         const run = { since, fresh: options.fresh === true };
