@@ -9,6 +9,7 @@ import { apiUrlProblem, isLoopbackHost } from '../api/url-policy.js';
 import { CONNECTOR_LIST, type ConnectorId, type PlatformApis } from '../connectors/registry.js';
 import type { ConnectorConfig } from '../connectors/types.js';
 import { describeIssues } from '../domain/field-errors.js';
+import { deepFreeze } from '../domain/freeze.js';
 
 /**
  * The one reader of process.env. Every setting has a name, a default and a line in
@@ -432,14 +433,6 @@ function crossFieldProblems(env: CrossView): string[] {
   return problems;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !(value instanceof Secret)) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
-
 /**
  * Parses the environment once. Throws a CONFIG_INVALID TaxsyncError whose message names every bad
  * variable (never its value when the variable holds a secret).
@@ -466,7 +459,7 @@ export function loadConfig(
   // Every registered connector has its entry: the list above starts with CONNECTOR_LIST.
   const webhookSecrets = Object.fromEntries(connectors.map((c) => [c.id, secrets.data[c.secretVariable] ?? []])) as unknown as WebhookSecrets;
   const platforms = Object.fromEntries(platformApis.map(([id, result]) => [id, result.data])) as unknown as PlatformApis;
-  return deepFreeze({ ...buildConfig(parsed.data), webhookSecrets, platforms });
+  return deepFreeze({ ...buildConfig(parsed.data), webhookSecrets, platforms }, (value) => value instanceof Secret);
 }
 
 /** The webhook-secret variable of each connector, as its connector declares it. */
