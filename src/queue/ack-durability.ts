@@ -129,7 +129,8 @@ export function createAckGuard(client: RedisClient, options: AckOptions): AckGua
     async confirm(on) {
       const { method } = await this.ready();
       if (method === 'none') return;
-      const node = await nodeOf(on ?? client, options.slotKey, on === undefined || on === client ? slot : {});
+      // A key's slot is the same on every connection to the cluster: asked once, not per webhook.
+      const node = await nodeOf(on ?? client, options.slotKey, slot);
       const timeout = String(options.timeoutMs);
       if (method === 'waitaof') {
         const answer = await node.call('WAITAOF', '1', '0', timeout).catch((error: unknown) => {

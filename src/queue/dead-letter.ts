@@ -3,6 +3,7 @@ import { Job, type Queue } from 'bullmq';
 import type { ChainableCommander } from 'ioredis';
 import { z } from 'zod';
 import { RecordKey } from '../domain/record-key.js';
+import { execOrThrow } from './redis-scripts.js';
 
 export const DEAD_LETTER_VERSION = 1;
 
@@ -126,9 +127,7 @@ export function createDeadLetterStore(queue: Queue): DeadLetterStore {
       const client = (await queue.backend.client) as unknown as { multi(): ChainableCommander };
       const multi = client.multi();
       for (const id of ids) removeTo(multi, id);
-      const results = await multi.exec();
-      if (results === null) throw new Error('Redis transaction was aborted');
-      for (const [error] of results) if (error) throw error;
+      await execOrThrow(multi);
     },
     async *all(pageSize = 500) {
       // Ids first (one cheap read), then the entries page by page: entries added meanwhile are

@@ -17,7 +17,7 @@ import { BACKOFF_TYPE, policyFor, type RetryPolicies, type RetryPolicy } from '.
  * 450 bytes more per pending record). The id is passed beside them, not in them, and the removal
  * of finished jobs is the record workers' option (src/queue/worker.ts), not each job's.
  */
-export function recordJobOptions(delayMs: number, retry: RetryPolicy) {
+function recordJobOptions(delayMs: number, retry: RetryPolicy) {
   return {
     attempts: retry.attempts,
     backoff: { type: BACKOFF_TYPE },

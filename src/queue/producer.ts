@@ -12,6 +12,7 @@ import { QUEUE_NAMES, queueForKind, type QueueName } from './names.js';
 import { createLeanConnection } from './lean-connection.js';
 import type { RetryPolicies, RetryPolicy } from './retry.js';
 import type { TraceSettings } from './trace.js';
+import { execOrThrow } from './redis-scripts.js';
 
 export type EventOutcome = 'queued' | 'stale' | 'duplicate';
 
@@ -68,7 +69,6 @@ export interface ProducerOptions {
   clock?: () => Date;
 }
 
-export { recordJobOptions } from './enqueue.js';
 
 export function createProducer(options: ProducerOptions): Producer {
   const redis = options.connection;
@@ -140,9 +140,7 @@ export function createProducer(options: ProducerOptions): Producer {
       input.also?.(multi);
       if (input.checkpoint) multi.set(input.checkpoint.key, input.checkpoint.value, 'PX', input.checkpoint.ttlMs);
       const drops = lean.drops();
-      const results = await multi.exec();
-      if (results === null) throw new Error('Redis transaction was aborted');
-      for (const [error] of results) if (error) throw error;
+      const results = await execOrThrow(multi);
       // Stored in Redis's memory; a 2xx waits until it is as durable as configured.
       await options.ack?.confirm(client);
       if (options.ack && lean.drops() !== drops) {

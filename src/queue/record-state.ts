@@ -3,7 +3,7 @@ import type { RedisClient } from './connection.js';
 import { parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
-import { withScripts, type ScriptedChain } from './redis-scripts.js';
+import { execOrThrow, scriptedMulti, withScripts, type ScriptedChain } from './redis-scripts.js';
 import { traceLine, type TraceEntry, type TraceSettings } from './trace.js';
 
 /** What the latest-state store holds for one record. */
@@ -165,13 +165,10 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     const run = async (applied: string, withAlso: boolean): Promise<unknown> => {
       if (!also.also || !withAlso) return redis.taxsyncMarkApplied(...args(applied));
       // One round trip: the mark and the handler's writes in one MULTI.
-      const multi = redis.multi() as ScriptedChain;
+      const multi = scriptedMulti(redis);
       multi.taxsyncMarkApplied(...args(applied));
       also.also(multi);
-      const results = await multi.exec();
-      if (results === null) throw new Error('Redis transaction was aborted');
-      for (const [error] of results) if (error) throw error;
-      return results[0]?.[1];
+      return (await execOrThrow(multi))[0]?.[1];
     };
     // Usually the event applied is still the one held, and Redis copies it; when a newer one has
     // replaced it meanwhile (-seq), the event is sent.

@@ -305,3 +305,11 @@ export function withScripts(client: RedisClient): Scripted {
 export function scriptedMulti(client: Scripted): ScriptedChain {
   return client.multi() as ScriptedChain;
 }
+
+/** Runs a MULTI; an aborted transaction or any command's error rejects. */
+export async function execOrThrow(multi: { exec(): Promise<[Error | null, unknown][] | null> }): Promise<[Error | null, unknown][]> {
+  const results = await multi.exec();
+  if (results === null) throw new Error('Redis transaction was aborted');
+  for (const [error] of results) if (error) throw error;
+  return results;
+}

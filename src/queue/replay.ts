@@ -5,7 +5,7 @@ import type { RedisClient } from './connection.js';
 import type { DeadLetterStore } from './dead-letter.js';
 import { enqueueRecordIn, type EnqueueOptions } from './enqueue.js';
 import type { Keys } from './keys.js';
-import { scriptedMulti, withScripts } from './redis-scripts.js';
+import { execOrThrow, scriptedMulti, withScripts } from './redis-scripts.js';
 import { appendTrace, type TraceEntry, type TraceSettings } from './trace.js';
 
 /**
@@ -24,13 +24,6 @@ export interface ReplayDeps {
 
 async function transaction(queue: Queue) {
   return scriptedMulti(withScripts((await queue.backend.client) as unknown as RedisClient));
-}
-
-async function execOrThrow(multi: { exec(): Promise<[Error | null, unknown][] | null> }): Promise<[Error | null, unknown][]> {
-  const results = await multi.exec();
-  if (results === null) throw new Error('Redis transaction was aborted');
-  for (const [error] of results) if (error) throw error;
-  return results;
 }
 
 /**
