@@ -12,8 +12,11 @@ import type { RedisClient } from './connection.js';
  *
  * - `aof`: Redis ≥ 7.2 (and Valkey): `WAITAOF 1 0 <timeout>` — the local AOF holds the write,
  *   fsynced. Older Redis has no WAITAOF: after each transaction `INFO persistence` must say AOF is
- *   on and its last write succeeded (a failed write, a full disk, is caught; the fsync itself is
- *   left to `appendfsync`, so set it to `always` to close that window too).
+ *   on, its last write succeeded and the file holds the transaction (`aofHolds`: a failed write, a
+ *   full disk, is caught; the fsync itself is left to `appendfsync`, so set it to `always` to close
+ *   that window too).
+ *
+ * Webhooks answered together share one confirmation (`shared`, group commit).
  * - `replica`: `WAIT 1 <timeout>` — at least one replica holds the write (in memory).
  * - `none`: EXEC only, as Redis's own persistence settings make it.
  */
@@ -52,6 +55,27 @@ function field(info: string, name: string): string | undefined {
   return new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
 }
 
+/** The fields of `INFO persistence` the aof-status check reads. */
+function persistenceOf(info: string) {
+  const fields = new Map<string, string>();
+  for (const line of info.split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
+  }
+  const bytes = (name: string) => {
+    const value = fields.get(name);
+    return value === undefined || !/^\d+$/.test(value) ? undefined : Number(value);
+  };
+  return {
+    enabled: fields.get('aof_enabled'),
+    status: fields.get('aof_last_write_status'),
+    size: bytes('aof_current_size'),
+    buffered: bytes('aof_buffer_length'),
+    // Sizes start over when a rewrite starts or ends.
+    epoch: `${fields.get('aof_rewrites') ?? ''}/${fields.get('aof_rewrite_in_progress') ?? ''}`,
+  };
+}
+
 function notDurable(message: string, cause?: unknown): TaxsyncError {
   return new TaxsyncError('REDIS_NOT_DURABLE', message, { retryable: true, ...(cause === undefined ? {} : { cause }) });
 }
@@ -69,6 +93,8 @@ async function nodeOf(client: RedisClient, slotKey: string, slot: { value?: numb
 export function createAckGuard(client: RedisClient, options: AckOptions): AckGuard {
   const slot: { value?: number } = {};
   let plan: Promise<AckPlan> | undefined;
+  // Per connection, the confirmation not yet sent that new callers join (see `shared`).
+  const pending = new Map<Redis, Promise<void>>();
 
   async function probe(): Promise<AckPlan> {
     const { mode } = options;
@@ -116,7 +142,7 @@ export function createAckGuard(client: RedisClient, options: AckOptions): AckGua
     };
   }
 
-  return {
+  const guard: AckGuard = {
     mode: options.mode,
     ready() {
       // A failed probe (Redis away) is tried again next time; a successful one is kept.
@@ -131,25 +157,77 @@ export function createAckGuard(client: RedisClient, options: AckOptions): AckGua
       if (method === 'none') return;
       // A key's slot is the same on every connection to the cluster: asked once, not per webhook.
       const node = await nodeOf(on ?? client, options.slotKey, slot);
-      const timeout = String(options.timeoutMs);
-      if (method === 'waitaof') {
-        const answer = await node.call('WAITAOF', '1', '0', timeout).catch((error: unknown) => {
-          throw notDurable(`Redis refused WAITAOF: ${error instanceof Error ? error.message : String(error)}`, error);
-        });
-        if (!(Array.isArray(answer) && Number(answer[0]) >= 1)) {
-          throw notDurable(`Redis did not confirm the AOF fsync within ${options.timeoutMs} ms (a full or failing disk? INFO persistence: aof_last_write_status)`);
-        }
-        return;
-      }
-      if (method === 'wait') {
-        const replicas = Number(await node.call('WAIT', '1', timeout));
-        if (!(replicas >= 1)) throw notDurable(`no replica confirmed the write within ${options.timeoutMs} ms`);
-        return;
-      }
-      const persistence = await node.info('persistence');
-      if (field(persistence, 'aof_enabled') !== '1') throw notDurable('Redis has AOF off (appendonly no) now');
-      const status = field(persistence, 'aof_last_write_status');
-      if (status !== 'ok') throw notDurable(`Redis could not write its AOF (aof_last_write_status:${status ?? '?'}): a full or failing disk?`);
+      return shared(node, method);
     },
   };
+
+  /**
+   * Group commit: one confirmation serves every write whose EXEC was answered before it is sent.
+   * WAITAOF and WAIT count all of a connection's writes sent before them, and INFO persistence
+   * tells the AOF's state after every write Redis has answered, so a check sent after a write's
+   * answer confirms that write. Callers that arrive in the same turn of the event loop (the EXEC
+   * answers of one socket read) join one check, sent on the next turn; a caller arriving once it
+   * is sent starts the next one. Each caller still sees its own failure: a failed check fails all
+   * who joined it.
+   */
+  function shared(node: Redis, method: Exclude<AckMethod, 'none'>): Promise<void> {
+    let batch = pending.get(node);
+    if (batch === undefined) {
+      batch = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        pending.delete(node);
+        return check(node, method);
+      });
+      pending.set(node, batch);
+    }
+    return batch;
+  }
+
+  async function check(node: Redis, method: Exclude<AckMethod, 'none'>): Promise<void> {
+    const timeout = String(options.timeoutMs);
+    if (method === 'waitaof') {
+      const answer = await node.call('WAITAOF', '1', '0', timeout).catch((error: unknown) => {
+        throw notDurable(`Redis refused WAITAOF: ${error instanceof Error ? error.message : String(error)}`, error);
+      });
+      if (!(Array.isArray(answer) && Number(answer[0]) >= 1)) {
+        throw notDurable(`Redis did not confirm the AOF fsync within ${options.timeoutMs} ms (a full or failing disk? INFO persistence: aof_last_write_status)`);
+      }
+      return;
+    }
+    if (method === 'wait') {
+      const replicas = Number(await node.call('WAIT', '1', timeout));
+      if (!(replicas >= 1)) throw notDurable(`no replica confirmed the write within ${options.timeoutMs} ms`);
+      return;
+    }
+    await aofHolds(node);
+  }
+
+  /**
+   * Redis < 7.2 (no WAITAOF): resolves once the AOF file holds every write Redis answered before
+   * the call. An OK `aof_last_write_status` alone does not say so: with `appendfsync everysec`
+   * Redis postpones the AOF write(2) while a background fsync is pending (up to 2 s) and answers
+   * the commands all the same, so a write answered OK may still be only in Redis's AOF buffer — and
+   * lost if that postponed write then fails (a full disk). The first `INFO persistence` after the
+   * write bounds it: it lies within the first `aof_current_size + aof_buffer_length` bytes of the
+   * AOF. Once `aof_current_size` (bytes written to the file) reaches that bound with the last write
+   * OK, it is in the file; an AOF rewrite in between (sizes start over) takes a new bound.
+   */
+  async function aofHolds(node: Redis): Promise<void> {
+    const deadline = Date.now() + options.timeoutMs;
+    let bound: { epoch: string; bytes: number } | undefined;
+    for (;;) {
+      const info = persistenceOf(await node.info('persistence'));
+      if (info.enabled !== '1') throw notDurable('Redis has AOF off (appendonly no) now');
+      if (info.status !== 'ok') throw notDurable(`Redis could not write its AOF (aof_last_write_status:${info.status ?? '?'}): a full or failing disk?`);
+      // A Redis that does not report the sizes: the last write's status is all there is to check.
+      if (info.size === undefined || info.buffered === undefined) return;
+      if (bound === undefined || bound.epoch !== info.epoch) bound = { epoch: info.epoch, bytes: info.size + info.buffered };
+      if (info.size >= bound.bytes) return;
+      if (Date.now() >= deadline) {
+        throw notDurable(`Redis did not write its AOF within ${options.timeoutMs} ms (a slow or failing disk? INFO persistence: aof_buffer_length ${info.buffered})`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+
+  return guard;
 }
