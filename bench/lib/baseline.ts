@@ -1,6 +1,12 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
+import { parseRecordKeyString } from '../../src/domain/record-key.js';
+import { createRedis } from '../../src/queue/connection.js';
+import { createKeys } from '../../src/queue/keys.js';
+import { QUEUE_NAMES } from '../../src/queue/names.js';
+import { createRecordStore } from '../../src/queue/record-state.js';
+import type { TraceSettings } from '../../src/queue/trace.js';
 
 /** The bare minimum: one BullMQ queue whose jobs each hold a prepared PUT body. */
 export async function startBaselineQueue(redisUrl: string, prefix: string, name: string) {
@@ -49,6 +55,61 @@ export async function startBaselineWorker(redisUrl: string, prefix: string, name
       await worker.close();
       await pool.close();
       connection.disconnect();
+    },
+  };
+}
+
+/**
+ * The floor of sync (scenario 2's floor row): the bare worker plus only what latest-state-wins
+ * needs around each call, with taxsync's own record store and nothing else: the record's state and
+ * newest event read (one Lua call, the event parsed and checked at that Redis boundary), the
+ * prepared PUT, the version marked applied with its trace line (one Lua call), and the check after
+ * the job completes (an event stored meanwhile must find a job). No mapping, no body check, no
+ * answer check, no skip-unchanged hash, no metrics: the difference to taxsync is those.
+ */
+export async function startFloorWorker(
+  redisUrl: string,
+  prefix: string,
+  apiUrl: string,
+  concurrency: number,
+  bodyOf: (externalId: string) => string,
+  trace: TraceSettings,
+) {
+  const connection = createRedis(redisUrl, 'worker');
+  const state = createRedis(redisUrl, 'worker');
+  const keys = createKeys(prefix);
+  const records = createRecordStore(state, keys);
+  const pool = new Pool(apiUrl, { connections: concurrency });
+  const worker = new Worker(
+    QUEUE_NAMES.transactions,
+    async (job) => {
+      const record = parseRecordKeyString(job.id ?? '');
+      const held = await records.read(record);
+      if (held.seq <= held.appliedSeq || !held.event) return;
+      const res = await pool.request({
+        method: 'PUT',
+        path: '/v1/transactions/',
+        body: bodyOf(record.external_id),
+        headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' },
+      });
+      await res.body.text();
+      if (res.statusCode >= 300) throw new Error(`status ${res.statusCode}`);
+      const now = new Date();
+      await records.markApplied(record, held.seq, held.event, now, {
+        ...(held.eventJson === undefined ? {} : { eventJson: held.eventJson }),
+        trace: { entries: [{ at: now.toISOString(), step: 'answered', event_id: held.event.id, status: res.statusCode, detail: 'floor' }], settings: trace },
+      });
+    },
+    { connection, prefix, concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } },
+  );
+  worker.on('completed', (job) => void records.hasUnapplied(parseRecordKeyString(job.id ?? '')));
+  await worker.waitUntilReady();
+  return {
+    async close() {
+      await worker.close();
+      await pool.close();
+      connection.disconnect();
+      state.disconnect();
     },
   };
 }

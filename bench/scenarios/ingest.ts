@@ -93,6 +93,26 @@ export async function ingest(ctx: BenchContext): Promise<ScenarioResult[]> {
   const baseline = await run(baseChild, baseUrl, baseRequests, make(n, warmupN), connections);
   const baselineStored = await waiting(ctx.redis.url, basePrefix, 'orders');
 
+  // The floors (bench/bare/ingest-floor.ts): the bare server plus only the steps the invariants
+  // need, with taxsync's own code for them: the state steps alone (1c), then with the order read
+  // at the door too (1d). What row 1 spends above 1d is taxsync's own overhead.
+  const floor = async (steps: string, label: string) => {
+    const prefix = ctx.prefix(`ingest-floor-${label}`);
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const child = await startNode(
+      bare('ingest-floor'),
+      [],
+      { REDIS_URL: ctx.redis.url, BENCH_PREFIX: prefix, BENCH_SECRET: SHOPIFY_SECRET, BENCH_PORT: String(port), BENCH_FLOOR_STEPS: steps, TAXSYNC_ACK_DURABILITY: 'aof' },
+      answers(url),
+      `ingest-floor-${label}`,
+    );
+    const result = await run(child, url, make(0, n), make(n, warmupN), connections);
+    return { result, stored: await waiting(ctx.redis.url, prefix, 'transactions') };
+  };
+  const floorState = await floor('store', 'state');
+  const floorRead = await floor('read,store', 'read');
+
   const taxsyncRate = rps(taxsync, n);
   const noneRate = rps(fast.result, n);
   const baselineRate = rps(baseline, n);
@@ -130,6 +150,23 @@ export async function ingest(ctx: BenchContext): Promise<ScenarioResult[]> {
         ackCostRatio: round(taxsyncRate / noneRate, 3),
       },
     },
+    ...[
+      { id: '1c', name: 'ingest floor: bare + state steps', floor: floorState, meaning: "the bare server plus the dedupe check and taxsync's producer (latest-state write, one job per record, delivery marker, one MULTI, durable acknowledgement), storing an event prepared at start" },
+      { id: '1d', name: 'ingest floor: + reading the order', floor: floorRead, meaning: "1c plus reading the order at the door with taxsync's Shopify connector (JSON.parse, the order's schema, the mapping with exact decimals, the event's check): the most row 1 can reach while keeping the invariants" },
+    ].map(
+      ({ id, name, floor: f, meaning }): ScenarioResult => ({
+        id,
+        name,
+        metric: 'webhooks/s',
+        taxsync: rps(f.result, n),
+        baseline: baselineRate,
+        ratio: rps(f.result, n) / baselineRate,
+        ratioMeaning: `${meaning} ÷ the bare server`,
+        target: 'floor of row 1',
+        pass: accepted(f.result) === n && f.stored === n + warmupN,
+        details: { cpuUsPerRequest: round((f.result.cpuMs * 1000) / n), statuses: Object.fromEntries(f.result.statuses), stored: f.stored, taxsyncOfFloor: round(taxsyncRate / rps(f.result, n), 3) },
+      }),
+    ),
     {
       id: '1b',
       name: 'ingest, TAXSYNC_ACK_DURABILITY=none',
