@@ -15,7 +15,6 @@
  * ids), so the two steps' costs can be told apart. Settings: REDIS_URL, BENCH_PREFIX,
  * BENCH_SECRET, BENCH_PORT, BENCH_FLOOR_STEPS, TAXSYNC_ACK_DURABILITY.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import { shopifyConnector } from '../../src/connectors/shopify/index.js';
 import type { ConnectorSettings } from '../../src/connectors/types.js';
@@ -26,6 +25,7 @@ import { createDeadLetterStore } from '../../src/queue/dead-letter.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { createProducer } from '../../src/queue/producer.js';
 import { signedShopifyOrder } from '../lib/shopify-order.js';
+import { verifiedShopifyBodies } from './verified.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -65,14 +65,9 @@ const prepared = (() => {
 const answer = (res: ServerResponse, status: number, body: string) =>
   res.writeHead(status, { 'content-type': 'application/json' }).end(body);
 
-const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    const raw = Buffer.concat(chunks);
-    const expected = createHmac('sha256', secret).update(raw).digest();
-    const given = Buffer.from(String(req.headers['x-shopify-hmac-sha256'] ?? ''), 'base64');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return answer(res, 401, '{}');
+const server = createServer(
+  { keepAliveTimeout: 60_000 },
+  verifiedShopifyBodies(secret, (raw, req, res) => {
     const headers = req.headers as Record<string, string | undefined>;
     const deliveryId = headers['x-shopify-event-id'] ?? 'none';
     let events: readonly CanonicalEvent[];
@@ -100,8 +95,8 @@ const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
       await producer.accept({ events, delivery: { connector: 'shopify', id: deliveryId } });
       answer(res, 202, '{"status":"accepted"}');
     })().catch(() => answer(res, 503, '{}'));
-  });
-});
+  }),
+);
 server.listen(Number(env('BENCH_PORT')), '127.0.0.1');
 process.on('SIGTERM', () => {
   server.close();

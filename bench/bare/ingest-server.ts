@@ -3,10 +3,10 @@
  * the Shopify HMAC of the raw body, one Queue.add, 202. Settings from the environment:
  * REDIS_URL, BENCH_PREFIX, BENCH_QUEUE, BENCH_SECRET, BENCH_PORT.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { verifiedShopifyBodies } from './verified.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -17,23 +17,15 @@ const secret = env('BENCH_SECRET');
 const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: 1 });
 const queue = new Queue<{ body: string }>(env('BENCH_QUEUE'), { connection, prefix: env('BENCH_PREFIX') });
 
-const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => {
-    const raw = Buffer.concat(chunks);
-    const expected = createHmac('sha256', secret).update(raw).digest();
-    const given = Buffer.from(String(req.headers['x-shopify-hmac-sha256'] ?? ''), 'base64');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      res.writeHead(401).end();
-      return;
-    }
+const server = createServer(
+  { keepAliveTimeout: 60_000 },
+  verifiedShopifyBodies(secret, (raw, _req, res) => {
     queue.add('order', { body: raw.toString('utf8') }, { removeOnComplete: true, removeOnFail: true }).then(
       () => res.writeHead(202, { 'content-type': 'application/json' }).end('{"status":"accepted"}'),
       () => res.writeHead(503).end(),
     );
-  });
-});
+  }),
+);
 server.listen(Number(env('BENCH_PORT')), '127.0.0.1');
 process.on('SIGTERM', () => {
   server.close();

@@ -8,6 +8,14 @@ import { QUEUE_NAMES } from '../../src/queue/names.js';
 import { createRecordStore } from '../../src/queue/record-state.js';
 import type { TraceSettings } from '../../src/queue/trace.js';
 
+/** One prepared PUT /v1/transactions/, as every bare worker sends it; its status (a 2xx, else it throws). */
+async function putTransaction(pool: Pool, body: string): Promise<number> {
+  const res = await pool.request({ method: 'PUT', path: '/v1/transactions/', body, headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' } });
+  await res.body.text();
+  if (res.statusCode >= 300) throw new Error(`status ${res.statusCode}`);
+  return res.statusCode;
+}
+
 /** The bare minimum: one BullMQ queue whose jobs each hold a prepared PUT body. */
 export async function startBaselineQueue(redisUrl: string, prefix: string, name: string) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
@@ -38,14 +46,7 @@ export async function startBaselineWorker(redisUrl: string, prefix: string, name
   const worker = new Worker<{ body: string }>(
     name,
     async (job) => {
-      const res = await pool.request({
-        method: 'PUT',
-        path: '/v1/transactions/',
-        body: bodyOf(job.data.body),
-        headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' },
-      });
-      await res.body.text();
-      if (res.statusCode >= 300) throw new Error(`status ${res.statusCode}`);
+      await putTransaction(pool, bodyOf(job.data.body));
     },
     { connection, prefix, concurrency },
   );
@@ -86,18 +87,11 @@ export async function startFloorWorker(
       const record = parseRecordKeyString(job.id ?? '');
       const held = await records.read(record);
       if (held.seq <= held.appliedSeq || !held.event) return;
-      const res = await pool.request({
-        method: 'PUT',
-        path: '/v1/transactions/',
-        body: bodyOf(record.external_id),
-        headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' },
-      });
-      await res.body.text();
-      if (res.statusCode >= 300) throw new Error(`status ${res.statusCode}`);
+      const status = await putTransaction(pool, bodyOf(record.external_id));
       const now = new Date();
       await records.markApplied(record, held.seq, held.event, now, {
         ...(held.eventJson === undefined ? {} : { eventJson: held.eventJson }),
-        trace: { entries: [{ at: now.toISOString(), step: 'answered', event_id: held.event.id, status: res.statusCode, detail: 'floor' }], settings: trace },
+        trace: { entries: [{ at: now.toISOString(), step: 'answered', event_id: held.event.id, status, detail: 'floor' }], settings: trace },
       });
     },
     { connection, prefix, concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } },
