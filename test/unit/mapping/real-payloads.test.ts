@@ -487,6 +487,59 @@ const CASES: Case[] = [
       },
     ],
   },
+  {
+    fixture: 'shopify/real-orders-paid-gbp-taxes-included-untaxed-line.json',
+    why: 'Shopify GBP, taxes included: the untaxed line at rate 0 less its 25% automatic discount, shipping 3.95',
+    expected: [
+      {
+        invoice: {
+          source: 'shopify',
+          external_id: '6127281406300',
+          transaction_type: 'invoice',
+          transaction_status: 'paid',
+          document_name: '#1001',
+          transaction_date: '2024-06-05T15:25:17Z', // 16:25:17+01:00
+          is_tax_inclusive: true,
+          currency_details: { currency: 'GBP' },
+          // 22.00 × 1 less its "House Member" allocation 5.50 (25%) = 16.50 = subtotal_price; taxable false → rate 0
+          items: [{ name: 'Active Bath & Shower Gel - 300ml', unit_price: '22', quantity: '1', discount: '5.5', manual_sales_tax_rate: '0' }],
+          // 16.50 + 3.95 = 20.45 = total_price
+          shipping_fee: { amount: '3.95' },
+          external_created_at: '2024-06-05T15:25:17Z',
+          external_updated_at: '2024-06-05T15:25:20Z',
+        },
+        customer: null,
+      },
+    ],
+  },
+  {
+    fixture: 'shopify/real-refunds-create-gbp-cancel-reversed-shipping.json',
+    why: 'Shopify: shipping_refund adjustments −3.95, +3.95, −3.95 give back 3.95 once, so cancelling the whole order takes exactly 1 of it',
+    expected: [
+      {
+        original: 'shopify/real-orders-paid-gbp-taxes-included-untaxed-line.json',
+        // Shipping given back: −(−3.95 + 3.95 − 3.95) = 3.95 (the +3.95 reverses the first −3.95).
+        // Refund: 16.50 (the line after its discount) + 3.95 = 20.45, tax 0, priced like the
+        // tax-inclusive order: net 20.45 − 0 = 20.45. Order: 22.00 − 5.50 + 3.95 = 20.45 gross, tax 0 → 20.45 net.
+        // 20.45 ÷ 20.45 = 1 (the whole order). Summing |amounts| gave 16.50 + 11.85 = 28.35 → 1.386…, refused.
+        fraction: '1',
+        refund: {
+          source: 'shopify',
+          external_id: 'refund-1001108635996',
+          transaction_type: 'refund',
+          transaction_status: 'active',
+          transaction_date: '2024-06-05T19:46:10Z', // 20:46:10+01:00
+          currency_details: { currency: 'GBP' },
+          is_tax_inclusive: true, // its line is priced like the order: gross
+          created_from: ORIGINAL_ID,
+          refund_info: { is_refund_linked: true, refund_linked_percentage: '1' },
+          // price 22.00 × 1 − subtotal 16.50 = its discount share 5.50; taxable false → rate 0
+          items: [{ name: 'Active Bath & Shower Gel - 300ml', unit_price: '22', quantity: '1', discount: '5.5', manual_sales_tax_rate: '0' }],
+          external_created_at: '2024-06-05T19:46:10Z',
+        },
+      },
+    ],
+  },
 ];
 
 describe('real platform payloads → tax engine bodies (computed by hand)', () => {
