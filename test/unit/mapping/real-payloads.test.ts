@@ -117,12 +117,12 @@ const wooGuest: CustomerRequest = {
   addresses: { billing: WOO_BILLING },
   customer_type: 'retail',
 };
-const wooRefund = (id: string, fraction: string, unit: string, reason?: string): TransactionRequest => ({
+const wooRefund = (id: string, fraction: string, unit: string, reason?: string, date = '2017-03-24T10:15:00Z'): TransactionRequest => ({
   source: 'woocommerce',
   external_id: `refund-727-${id}`,
   transaction_type: 'refund',
   transaction_status: 'active',
-  transaction_date: '2017-03-24T10:15:00Z',
+  transaction_date: date,
   currency_details: { currency: 'USD' },
   is_tax_inclusive: false,
   created_from: ORIGINAL_ID,
@@ -537,6 +537,40 @@ const CASES: Case[] = [
           items: [{ name: 'Active Bath & Shower Gel - 300ml', unit_price: '22', quantity: '1', discount: '5.5', manual_sales_tax_rate: '0' }],
           external_created_at: '2024-06-05T19:46:10Z',
         },
+      },
+    ],
+  },
+  {
+    fixture: 'woocommerce/real-order-updated-refunded-in-two-parts.json',
+    why: 'WooCommerce: two refunds that give back the whole order take exactly its whole (7.18 + 21.52 = 28.70), not 28.71 and a refused second refund',
+    expected: [
+      {
+        invoice: {
+          ...wooInvoice('paid', '2017-03-25T09:00:00Z'), // status refunded stays paid: the refunds reverse it
+          items: [
+            { name: 'Woo Single #1', unit_price: '3', quantity: '2', discount: '0.6' }, // 6.00 − 5.40
+            { name: 'Ship Your Idea &ndash; Color: Black, Size: M Test', unit_price: '12', quantity: '1', discount: '1.2' }, // 12.00 − 10.80
+            { name: 'Gift wrap', unit_price: '2.5', quantity: '1', manual_sales_tax_rate: '0' }, // tax_status none
+          ],
+        },
+        customer: wooGuest,
+      },
+      // The order: total 29.92, tax 1.22, net 28.70. Refunds in the order they were made (ids 733, 735):
+      // 733: 7.48 × 28.70 ÷ 29.92 = 7.175 → 7.18 net; 733 + 735 = 29.92 → 28.70 net, so 735 = 28.70 − 7.18 = 21.52.
+      // (Each rounded alone: 22.44 × 28.70 ÷ 29.92 = 21.525 → 21.53; 7.18 + 21.53 = 28.71 > 28.70.)
+      {
+        original: 'woocommerce/real-order-updated-refunded-in-two-parts.json',
+        alreadyRefunded: '0.250174216',
+        // 21.52 ÷ 28.70 = 1076/1435 = 0.749825783972… → 0.7498257839; with 733: 0.9999999999 ≤ 1
+        // (21.53 ÷ 28.70 = 0.7501742160…; with 733: 1.000348432 > 1, refused)
+        fraction: '0.7498257839',
+        refund: wooRefund('735', '0.7498257839', '21.52', 'Order cancelled', '2017-03-25T09:00:00Z'),
+      },
+      {
+        original: 'woocommerce/real-order-updated-refunded-in-two-parts.json',
+        // 7.18 ÷ 28.70 = 359/1435 = 0.250174216027… → 0.2501742160
+        fraction: '0.250174216',
+        refund: wooRefund('733', '0.250174216', '7.18', 'Price adjustment', '2017-03-25T09:00:00Z'),
       },
     ],
   },
