@@ -44,7 +44,7 @@ function split(n: number, weights: readonly number[]): number[] {
 /** Σ over the items of unit_price × quantity − discount, plus the shipping fee: the amount a body asks tax on. */
 function bodyAmount(body: TransactionRequest): Decimal {
   let total = new Decimal(0);
-  for (const item of body.items) {
+  for (const item of body.items ?? []) {
     total = total.plus(new Decimal(item.unit_price).times(item.quantity ?? '1')).minus(item.discount ?? '0');
   }
   const fee = body.shipping_fee;

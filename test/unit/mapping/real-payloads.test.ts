@@ -470,18 +470,19 @@ const CASES: Case[] = [
         customer: wooGuest,
       },
       // The order: total 29.92, tax 1.22, so net 28.70 = 5.40 + 10.80 + 2.50 + 10.00 shipping.
+      // Each refund's net is its share of the running total, in the order they were made (726, then 731).
       {
         original: 'woocommerce/real-order-updated-coupon-fee-two-refunds.json',
-        // 731: gross 5.81 × 28.70 ÷ 29.92 = 5.5730… → 5.57 net (tax 0.24);
-        // 5.57 ÷ 28.70 = 557/2870 = 0.194076655052264… → 0.1940766550
-        fraction: '0.1940766550',
-        refund: wooRefund('731', '0.194076655', '5.57', 'Damaged item'),
+        alreadyRefunded: '0.3341463414',
+        // 726 + 731 = 15.81 gross × 28.70 ÷ 29.92 = 15.1653… → 15.17 net, less 726's 9.59 → 5.58 (tax 5.81 − 5.58 = 0.23);
+        // 5.58 ÷ 28.70 = 558/2870 = 0.194425087108013… → 0.1944250871; with 726: 0.5285714285 ≤ 1
+        fraction: '0.1944250871',
+        refund: wooRefund('731', '0.1944250871', '5.58', 'Damaged item'),
       },
       {
         original: 'woocommerce/real-order-updated-coupon-fee-two-refunds.json',
-        alreadyRefunded: '0.194076655',
-        // 726 (amount-only, 10.00 with empty line_items): 10 × 28.70 ÷ 29.92 = 9.5922… → 9.59 net (tax 0.41);
-        // 9.59 ÷ 28.70 = 959/2870 = 0.334146341463414… → 0.3341463414; with 731: 0.528222996 ≤ 1
+        // 726 (amount-only, 10.00 with empty line_items), made first: 10 × 28.70 ÷ 29.92 = 9.5922… → 9.59 net (tax 0.41);
+        // 9.59 ÷ 28.70 = 959/2870 = 0.334146341463414… → 0.3341463414
         fraction: '0.3341463414',
         refund: wooRefund('726', '0.3341463414', '9.59'),
       },
