@@ -69,6 +69,7 @@ const BERLIN = { street: 'Unter den Linden 1', city: 'Berlin', zip: '10117', cou
 const KY = { street: 'Chestnut Street 92', city: 'Louisville', state: 'KY', zip: '40202', country: 'US' };
 const TAIPEI = { street: 'No. 7, Section 5, Xinyi Road', city: 'Taipei', zip: '110', country: 'TW' };
 const HK = { street: "1 Queen's Road Central", city: 'Hong Kong', country: 'HK' };
+const NORWICH = { street: '1 Example Road', city: 'Norwich', state: 'ENG', zip: 'NR1 1AA', country: 'GB' };
 const WOO_BILLING = { street: '969 Market', city: 'San Francisco', state: 'CA', zip: '94103', country: 'US' };
 
 const jenny = { external_id: 'cus_QXg1o8vcGmoR32', source: 'stripe', name: 'Jenny Rosen' };
@@ -572,6 +573,31 @@ const CASES: Case[] = [
         // 7.18 ÷ 28.70 = 359/1435 = 0.250174216027… → 0.2501742160
         fraction: '0.250174216',
         refund: wooRefund('733', '0.250174216', '7.18', 'Price adjustment', '2017-03-25T09:00:00Z'),
+      },
+    ],
+  },
+  {
+    fixture: 'shopify/real-orders-paid-eur-shop-gbp-presentment.json',
+    why: 'Shopify multi-currency: the order is sent in the shop currency (162.04 EUR), not the presentment currency (142.32 GBP)',
+    expected: [
+      {
+        invoice: {
+          source: 'shopify',
+          external_id: '11985328570699',
+          transaction_type: 'invoice',
+          transaction_status: 'paid',
+          document_name: '#29448',
+          transaction_date: '2025-10-28T15:17:49Z',
+          is_tax_inclusive: true,
+          currency_details: { currency: 'EUR' }, // currency (shop), not presentment_currency GBP
+          addresses: { billing: NORWICH, shipping: NORWICH },
+          // price 162.04 = price_set.shop_money (EUR); presentment_money says 142.32 GBP
+          items: [{ name: 'This Is WineSpark 6-pack', unit_price: '162.04', quantity: '1' }],
+          shipping_fee: null, // "UK Delivery" at 0.00
+          external_created_at: '2025-10-28T15:17:49Z',
+          external_updated_at: '2025-10-28T15:17:50Z',
+        },
+        customer: null,
       },
     ],
   },
