@@ -190,6 +190,57 @@ describe('WooCommerce refunds', () => {
   });
 });
 
+describe('WooCommerce orders', () => {
+  const item = fc.record({ unit: fc.integer({ min: 0, max: 20_000 }), quantity: fc.integer({ min: 1, max: 4 }), off: fc.integer({ min: 0, max: 100 }) });
+  // A fee: a surcharge or a negative fee (a credit), taxable or not.
+  const fee = fc.record({ total: fc.integer({ min: -3000, max: 3000 }), taxable: fc.boolean() });
+
+  it('line items after their coupon share, fees and shipping add up to the order total less its tax (or the total, when prices include tax)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(item, { minLength: 1, maxLength: 4 }),
+        fc.array(fee, { maxLength: 2 }),
+        fc.constantFrom(0, 5, 7.5, 10, 19, 20, 25),
+        fc.integer({ min: 0, max: 2000 }),
+        fc.boolean(),
+        (items, fees, ratePercent, shipping, inclusive) => {
+          const taxOf = (cents: number) => Number(new Decimal(cents).times(ratePercent).dividedBy(100).toDecimalPlaces(0, Decimal.ROUND_HALF_UP));
+          const lines = items.map((it, i) => {
+            const subtotal = it.unit * it.quantity;
+            const total = Math.floor((subtotal * (100 - it.off)) / 100);
+            return { id: 100 + i, name: `Item ${i}`, quantity: it.quantity, subtotal, subtotal_tax: taxOf(subtotal), total, total_tax: taxOf(total) };
+          });
+          const feeLines = fees.map((f, i) => ({ id: 300 + i, name: `Fee ${i}`, tax_status: f.taxable ? 'taxable' : 'none', total: f.total, total_tax: f.taxable ? taxOf(f.total) : 0 }));
+          const shippingTax = taxOf(shipping);
+          const tax = lines.reduce((a, l) => a + l.total_tax, 0) + feeLines.reduce((a, f) => a + f.total_tax, 0) + shippingTax;
+          const total = lines.reduce((a, l) => a + l.total + l.total_tax, 0) + feeLines.reduce((a, f) => a + f.total + f.total_tax, 0) + shipping + shippingTax;
+          // WooCommerce keeps an order's total at or above 0.
+          fc.pre(total >= 0 && total - tax >= 0);
+          const order = WooOrder.parse({
+            id: 727,
+            status: 'processing',
+            currency: 'USD',
+            prices_include_tax: inclusive,
+            date_created_gmt: '2026-11-20T10:00:00',
+            customer_id: 0,
+            total: minor(total, 2),
+            total_tax: minor(tax, 2),
+            line_items: lines.map((l) => ({ ...l, subtotal: minor(l.subtotal, 2), subtotal_tax: minor(l.subtotal_tax, 2), total: minor(l.total, 2), total_tax: minor(l.total_tax, 2) })),
+            fee_lines: feeLines.map((f) => ({ ...f, total: minor(f.total, 2), total_tax: minor(f.total_tax, 2) })),
+            shipping_lines: shipping === 0 ? [] : [{ id: 200, method_title: 'Flat rate', total: minor(shipping, 2), total_tax: minor(shippingTax, 2) }],
+          });
+          const [event] = eventsOf(mapWooOrder(order, { source: 'woocommerce', topic: 'order.created' }));
+          const result = mapInvoice(wire(event!.data, InvoiceData), { key: event!.record, settings: SETTINGS });
+          if (result.kind !== 'send') throw new Error(`not sent: ${JSON.stringify(result)}`);
+          expect(result.body.transaction_level_discount).toBeUndefined();
+          expect(bodyAmount(result.body).equals(new Decimal(minor(inclusive ? total : total - tax, 2)))).toBe(true);
+        },
+      ),
+      RUNS,
+    );
+  });
+});
+
 describe('Shopify amounts', () => {
   const currencies = fc.constantFrom(['JPY', 0] as const, ['USD', 2] as const, ['KWD', 3] as const);
   const item = fc.record({ price: fc.integer({ min: 0, max: 100_000 }), quantity: fc.integer({ min: 1, max: 5 }), off: fc.integer({ min: 0, max: 100 }) });
