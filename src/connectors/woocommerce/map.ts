@@ -108,15 +108,22 @@ export function mapWooOrder(order: WooOrder, ctx: WooMapContext): WooMapResult {
     data: invoiceData(order, customer, addresses, at),
   };
   const nets = refundNets(order);
-  const refunds = order.refunds.map(
-    (refund, i): CanonicalEventInput => ({
-      id: wooEventId('refunds', `${order.id}-${refund.id}`, at),
-      type: 'refund.created',
-      occurred_at: at,
-      connector: CONNECTOR_ID,
-      record: { kind: 'transaction', source: ctx.source, external_id: wooRefundExternalId(order.id, refund.id) },
-      data: refundData(order, refund, nets[i]!, customer, addresses, at),
-    }),
+  // A refund whose net share is 0 (a restock-only refund of 0.00, or a cent the running total
+  // does not move) takes no share of the invoice: nothing for the tax engine, whose linked refunds
+  // need a share above 0.
+  const refunds = order.refunds.flatMap((refund, i): CanonicalEventInput[] =>
+    nets[i]!.isZero()
+      ? []
+      : [
+          {
+            id: wooEventId('refunds', `${order.id}-${refund.id}`, at),
+            type: 'refund.created',
+            occurred_at: at,
+            connector: CONNECTOR_ID,
+            record: { kind: 'transaction', source: ctx.source, external_id: wooRefundExternalId(order.id, refund.id) },
+            data: refundData(order, refund, nets[i]!, customer, addresses, at),
+          },
+        ],
   );
   return { kind: 'events', events: [invoice, ...refunds] };
 }
@@ -277,7 +284,8 @@ function singleRate(taxes: readonly WooItemTax[], rates: ReadonlyMap<string, Amo
  * fully refunded order was refused. A refund's net never changes when later refunds are added.
  * d = the larger of the currency's ISO decimals and the decimals the payload uses. Exact for a
  * full refund and for refunds with the order's tax mix; an approximation for a refund of, say,
- * only an untaxed item.
+ * only an untaxed item. A net can be 0 (a refund of 0.00, or of a cent that does not move the
+ * rounded running total); such a refund is not sent.
  */
 function refundNets(order: WooOrder): Amount[] {
   const decimals = Math.max(

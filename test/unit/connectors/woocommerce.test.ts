@@ -149,6 +149,34 @@ describe('WooCommerce refunds inside orders', () => {
     expect(refund.data).toMatchObject({ amount, tax_amount: tax, currency });
   });
 
+  it('gives each refund its share of the running total, so refunds of the whole order add up to exactly its net', () => {
+    // Order 107.00, tax 7.00: net share r = 100 ÷ 107. Refunds made in id order: 1.08, 1.14, then the rest 104.78.
+    // Running totals: 1.08 → 1.0093… → 1.01; 2.22 → 2.0747… → 2.07; 107.00 → 100.00.
+    // Nets: 1.01, 2.07 − 1.01 = 1.06, 100.00 − 2.07 = 97.93 (together 100.00). Each rounded alone:
+    // 1.01 + 1.07 (1.0654…) + 97.93 (97.9252…) = 100.01, more than the order's net.
+    const body = order({
+      total: '107.00',
+      total_tax: '7.00',
+      refunds: [
+        { id: 3, reason: '', total: '-104.78' },
+        { id: 2, reason: '', total: '-1.14' },
+        { id: 1, reason: '', total: '-1.08' },
+      ],
+    });
+    const refunds = wire(parse('order.updated', body)).slice(1);
+    expect(refunds.map((r) => [r.record.external_id, r.data.amount, r.data.tax_amount])).toEqual([
+      ['refund-900-3', '97.93', '6.85'], // 104.78 − 97.93
+      ['refund-900-2', '1.06', '0.08'], // 1.14 − 1.06
+      ['refund-900-1', '1.01', '0.07'], // 1.08 − 1.01
+    ]);
+  });
+
+  it('sends no refund for a refund of 0.00 (a restock only): it takes no share of the invoice', () => {
+    const body = order({ refunds: [{ id: 2, reason: 'restock', total: '0.00' }, { id: 1, reason: '', total: '-11.00' }] });
+    const events = wire(parse('order.updated', body));
+    expect(events.map((e) => e.record.external_id)).toEqual(['900', 'refund-900-1']);
+  });
+
   it('keeps a fully refunded order paid: its refunds reverse it', () => {
     const body = order({ status: 'refunded', refunds: [{ id: 1, reason: '', total: '-110.00' }] });
     expect(wire(parse('order.updated', body))[0]!.data.status).toBe('paid');
