@@ -139,10 +139,10 @@ describe('WooCommerce refunds inside orders', () => {
 
   it.each([
     ['a full refund', { total: '110.00', total_tax: '10.00' }, '-110.00', 'USD', '100', '10'],
-    ['an untaxed order', { total: '80.00', total_tax: '0.00' }, '-20.00', 'USD', '20', '0'],
+    ['an untaxed order', { total: '80.00', total_tax: '0.00', line_items: [line({ subtotal: '80.00', subtotal_tax: '0.00', total: '80.00', total_tax: '0.00' })] }, '-20.00', 'USD', '20', '0'],
     ['a zero-total order', { total: '0.00', total_tax: '0.00' }, '-5.00', 'USD', '5', '0'],
     ['a rounded split', { total: '107.00', total_tax: '7.00' }, '-10.00', 'USD', '9.35', '0.65'],
-    ['JPY (no decimals)', { total: '1100', total_tax: '100' }, '-333', 'JPY', '303', '30'],
+    ['JPY (no decimals)', { total: '1100', total_tax: '100', line_items: [line({ subtotal: '1000', subtotal_tax: '100', total: '1000', total_tax: '100' })] }, '-333', 'JPY', '303', '30'],
   ])('splits %s by the order tax proportion', (_name, totals, refundTotal, currency, amount, tax) => {
     const body = order({ ...totals, currency, refunds: [{ id: 1, reason: '', total: refundTotal }] });
     const refund = wire(parse('order.updated', body))[1]!;

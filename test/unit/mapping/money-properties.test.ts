@@ -193,6 +193,58 @@ describe('WooCommerce refunds', () => {
   });
 });
 
+describe('WooCommerce shops showing whole units (price decimals 0)', () => {
+  // WooCommerce formats each amount of the REST payload on its own to the shop's "Number of
+  // decimals" (class-wc-rest-orders-v2-controller.php: subtotal, subtotal_tax, total, total_tax
+  // with `dp`; the order total likewise), so with 0 decimals the lines need not add up to the total.
+  const item = fc.record({ unit: fc.integer({ min: 1, max: 500 }), quantity: fc.integer({ min: 1, max: 3 }), off: fc.constantFrom(0, 5, 10, 15, 20, 25) });
+  const whole = (cents: number) => String(Number(new Decimal(cents).dividedBy(100).toDecimalPlaces(0, Decimal.ROUND_HALF_UP)));
+
+  it('refunds of the whole order take exactly 1 of the invoice as sent, never more', () => {
+    fc.assert(
+      fc.property(fc.array(item, { minLength: 1, maxLength: 4 }), fc.constantFrom(0, 12, 25), fc.array(fc.integer({ min: 1, max: 100 }), { minLength: 1, maxLength: 4 }), (items, ratePercent, weights) => {
+        // Internal amounts in öre (cents): whole-krona prices, a percentage coupon, tax per line.
+        const lines = items.map((it, i) => {
+          const subtotal = it.unit * 100 * it.quantity;
+          const total = Math.floor((subtotal * (100 - it.off)) / 100);
+          const tax = Math.floor((total * ratePercent) / 100);
+          return { id: 100 + i, name: `Item ${i}`, quantity: it.quantity, subtotal, subtotal_tax: Math.floor((subtotal * ratePercent) / 100), total, total_tax: tax };
+        });
+        const tax = lines.reduce((a, l) => a + l.total_tax, 0);
+        const total = lines.reduce((a, l) => a + l.total + l.total_tax, 0);
+        const totalShown = Number(whole(total));
+        fc.pre(totalShown - Number(whole(tax)) >= 1);
+        // The shop refunds what the order says it was paid, in parts of whole kronor.
+        const parts = split(totalShown, weights);
+        const order = WooOrder.parse({
+          id: 8140,
+          status: 'refunded',
+          currency: 'SEK',
+          prices_include_tax: false,
+          date_created_gmt: '2026-11-20T10:00:00',
+          date_modified_gmt: '2026-11-22T10:00:00',
+          customer_id: 0,
+          total: whole(total),
+          total_tax: whole(tax),
+          line_items: lines.map((l) => ({ ...l, subtotal: whole(l.subtotal), subtotal_tax: whole(l.subtotal_tax), total: whole(l.total), total_tax: whole(l.total_tax) })),
+          refunds: parts.map((p, i) => ({ id: 900 + i, reason: '', total: `-${p}` })).reverse(),
+        });
+        const [invoiceEvent, ...refundEvents] = eventsOf(mapWooOrder(order, { source: 'woocommerce', topic: 'order.updated' }));
+        const invoice = wire(invoiceEvent!.data, InvoiceData);
+        let taken = new Decimal(0);
+        for (const event of [...refundEvents].reverse()) {
+          const result = mapRefund(wire(event.data, RefundData), { key: event.record, settings: SETTINGS, original: { id: ORIGINAL, invoice }, alreadyRefunded: taken });
+          if (result.kind !== 'send') throw new Error(`refund ${event.record.external_id} not sent: ${JSON.stringify(result)}`);
+          taken = taken.plus(result.fraction);
+        }
+        expect(taken.lessThanOrEqualTo(1)).toBe(true);
+        expect(new Decimal(1).minus(taken).lessThanOrEqualTo(new Decimal(parts.length).times('1e-10'))).toBe(true);
+      }),
+      RUNS,
+    );
+  });
+});
+
 describe('WooCommerce orders', () => {
   const item = fc.record({ unit: fc.integer({ min: 0, max: 20_000 }), quantity: fc.integer({ min: 1, max: 4 }), off: fc.integer({ min: 0, max: 100 }) });
   // A fee: a surcharge or a negative fee (a credit), taxable or not.

@@ -601,6 +601,54 @@ const CASES: Case[] = [
       },
     ],
   },
+  {
+    fixture: 'woocommerce/real-order-updated-whole-kronor-refunded.json',
+    why: 'WooCommerce with 0 price decimals: a full refund takes exactly 1 of the invoice as sent (77), not 78/77 of it',
+    expected: [
+      {
+        invoice: {
+          source: 'woocommerce',
+          external_id: '8201',
+          transaction_type: 'invoice',
+          transaction_status: 'paid', // refunded stays paid: its refund reverses it
+          document_name: '8201',
+          transaction_date: '2026-11-20T09:15:00Z',
+          is_tax_inclusive: false,
+          currency_details: { currency: 'SEK' },
+          addresses: { billing: { country: 'SE' } },
+          items: [
+            { name: 'Vanlig 12', unit_price: '20', quantity: '2', discount: '4' }, // subtotal 40 ÷ 2; 40 − 36
+            { name: 'Vanlig 25', unit_price: '46', quantity: '1', discount: '5' }, // 46 − 41 (41.40 shown as 41)
+          ],
+          shipping_fee: null,
+          external_created_at: '2026-11-20T09:15:00Z',
+          external_updated_at: '2026-11-22T08:00:00Z',
+        },
+        customer: null, // a guest with neither name nor email
+      },
+      {
+        original: 'woocommerce/real-order-updated-whole-kronor-refunded.json',
+        // The invoice as sent: 20 × 2 − 4 + 46 × 1 − 5 = 77 net. The order says total 97, tax 19 (78 net):
+        // each amount was rounded on its own (41.40 → 41, 96.75 → 97, 19.35 → 19).
+        // Refund 97 gross: net = round(97 × 77 ÷ 97) = 77 (tax 20); 77 ÷ 77 = 1.
+        // (With total − tax: round(97 × 78 ÷ 97) = 78; 78 ÷ 77 = 1.0129…, more than the whole: refused.)
+        fraction: '1',
+        refund: {
+          source: 'woocommerce',
+          external_id: 'refund-8201-8202',
+          transaction_type: 'refund',
+          transaction_status: 'active',
+          transaction_date: '2026-11-22T08:00:00Z',
+          currency_details: { currency: 'SEK' },
+          is_tax_inclusive: false,
+          created_from: ORIGINAL_ID,
+          refund_info: { is_refund_linked: true, refund_linked_percentage: '1' },
+          addresses: { billing: { country: 'SE' } },
+          items: [{ name: 'Refund', description: 'Order cancelled', unit_price: '77', quantity: '1' }],
+        },
+      },
+    ],
+  },
 ];
 
 describe('real platform payloads → tax engine bodies (computed by hand)', () => {
