@@ -189,10 +189,10 @@ export function mapShopifyCustomer(customer: ShopifyCustomerPayload, ctx: Shopif
  * A refund: `amount` is what it gives back without tax, shipping included —
  *   Σ refund_line_items[].subtotal  +  shipping refunded
  * where shipping refunded is Σ refund_shipping_lines[].subtotal_amount_set when the payload has
- * any (newer API versions), otherwise Σ |order_adjustments[kind=shipping_refund].amount|. Never
- * both: Shopify reports the same shipping refund in both places.
+ * any (newer API versions), otherwise −Σ order_adjustments[kind=shipping_refund].amount, signed.
+ * Never both: Shopify reports the same shipping refund in both places.
  * `tax_amount` = Σ refund_line_items[].total_tax + shipping tax refunded (refund_shipping_lines'
- * total_tax_set when given, else |tax_amount| of the shipping_refund adjustments).
+ * total_tax_set when given, else −Σ tax_amount of the shipping_refund adjustments).
  * Other adjustments (refund_discrepancy) are not tax and are left out.
  */
 export function mapShopifyRefund(refund: ShopifyRefund, ctx: ShopifyMapContext): ShopifyMapResult {
@@ -237,7 +237,11 @@ export function mapShopifyRefund(refund: ShopifyRefund, ctx: ShopifyMapContext):
 
 function shippingRefund(refund: ShopifyRefund): { amount: Amount; tax: Amount } {
   const adjustments = refund.order_adjustments.filter((a) => a.kind === 'shipping_refund');
-  const adjustmentTax = sum(adjustments.map((a) => a.tax_amount?.abs() ?? new Money(0)));
+  // Shipping refund adjustments are negative ("-3.95") and a reversal is positive ("3.95"): what
+  // was given back is minus their signed sum. Taking each one's absolute value counted a refund
+  // that was reversed and made again (-3.95, +3.95, -3.95) three times.
+  const givenBack = (amounts: Amount[]) => new Money(0).minus(sum(amounts)); // never "-0"
+  const adjustmentTax = givenBack(adjustments.map((a) => a.tax_amount_set?.shop_money.amount ?? a.tax_amount ?? new Money(0)));
   const lines = refund.refund_shipping_lines;
   if (lines.length > 0) {
     const taxes = lines.flatMap((l) => (l.total_tax_set ? [l.total_tax_set.shop_money.amount] : []));
@@ -246,8 +250,7 @@ function shippingRefund(refund: ShopifyRefund): { amount: Amount; tax: Amount } 
       tax: taxes.length > 0 ? sum(taxes) : adjustmentTax,
     };
   }
-  // Shipping refund adjustments are negative ("-5.00"): the amount given back is their absolute value.
-  return { amount: sum(adjustments.map((a) => a.amount.abs())), tax: adjustmentTax };
+  return { amount: givenBack(adjustments.map((a) => a.amount_set?.shop_money.amount ?? a.amount)), tax: adjustmentTax };
 }
 
 /**

@@ -164,11 +164,17 @@ const RefundLineItem = z
   });
 export type ShopifyRefundLineItem = z.infer<typeof RefundLineItem>;
 
+/**
+ * An order adjustment. Amounts are signed: a shipping refund is negative ("-3.95"), and Shopify
+ * reverses one with a positive adjustment of the same kind ("3.95"). `amount_set.shop_money` is
+ * the shop-currency amount; the plain `amount` is read only when no set is sent.
+ */
 const OrderAdjustment = z.looseObject({
   kind: text,
   amount: PlatformAmount,
   tax_amount: PlatformAmount.nullish(),
   amount_set: MoneySet.nullish(),
+  tax_amount_set: MoneySet.nullish(),
 });
 
 const RefundShippingLine = z.looseObject({

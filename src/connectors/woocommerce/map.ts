@@ -98,6 +98,7 @@ export function mapWooOrder(order: WooOrder, ctx: WooMapContext): WooMapResult {
   const at = changedAt(order);
   const customer = invoiceCustomer(order);
   const addresses = addressPair(order.billing, order.shipping);
+  const invoiceFacts = invoiceData(order, customer, addresses, at);
   const invoice: CanonicalEventInput = {
     id: wooEventId('orders', order.id, at, order.status),
     type: 'invoice.upserted',
@@ -105,17 +106,25 @@ export function mapWooOrder(order: WooOrder, ctx: WooMapContext): WooMapResult {
     precedence: ORDER_PRECEDENCE[order.status] ?? ORDER_PRECEDENCE.pending!,
     connector: CONNECTOR_ID,
     record: { kind: 'transaction', source: ctx.source, external_id: order.id },
-    data: invoiceData(order, customer, addresses, at),
+    data: invoiceFacts,
   };
-  const refunds = order.refunds.map(
-    (refund): CanonicalEventInput => ({
-      id: wooEventId('refunds', `${order.id}-${refund.id}`, at),
-      type: 'refund.created',
-      occurred_at: at,
-      connector: CONNECTOR_ID,
-      record: { kind: 'transaction', source: ctx.source, external_id: wooRefundExternalId(order.id, refund.id) },
-      data: refundData(order, refund, customer, addresses, at),
-    }),
+  const nets = refundNets(order, invoiceFacts);
+  // A refund whose net share is 0 (a restock-only refund of 0.00, or a cent the running total
+  // does not move) takes no share of the invoice: nothing for the tax engine, whose linked refunds
+  // need a share above 0.
+  const refunds = order.refunds.flatMap((refund, i): CanonicalEventInput[] =>
+    nets[i]!.isZero()
+      ? []
+      : [
+          {
+            id: wooEventId('refunds', `${order.id}-${refund.id}`, at),
+            type: 'refund.created',
+            occurred_at: at,
+            connector: CONNECTOR_ID,
+            record: { kind: 'transaction', source: ctx.source, external_id: wooRefundExternalId(order.id, refund.id) },
+            data: refundData(order, refund, nets[i]!, customer, addresses, at),
+          },
+        ],
   );
   return { kind: 'events', events: [invoice, ...refunds] };
 }
@@ -264,32 +273,81 @@ function singleRate(taxes: readonly WooItemTax[], rates: ReadonlyMap<string, Amo
 }
 
 /**
- * A refund. The order lists each refund only as its gross amount (tax included) and never says
- * how much of it was tax, so the refund is taken to carry the order's own tax proportion:
- *   amount     = round(gross × (total − total_tax) ÷ total, currency decimals)   (without tax)
- *   tax_amount = gross − amount
- * Exact for a full refund and for a refund with the order's tax mix; an approximation for a
- * refund of, say, only an untaxed item. Neither the refund's date nor its lines or shipping part
- * are in the payload: issued_at is the order's modification time in this delivery.
+ * The net (without tax) of each refund the order lists, in the order listed. The order gives each
+ * refund only as its gross amount (tax included) and never says how much of it was tax, so the
+ * refunds are taken to carry the order's own tax proportion
+ *   r = net of the invoice as sent ÷ order total
+ * and each refund's net is its share of the running total, in the order the refunds were made
+ * (ascending id; WooCommerce lists them newest first):
+ *   net(refund k) = round(r × Σ gross of refunds 1..k, d) − round(r × Σ gross of refunds 1..k−1, d)
+ * so the nets of all refunds add up to round(r × all they gave back): never more than the invoice,
+ * and exactly it once the whole order is refunded. Rounding each refund on its own could add up past
+ * the order (7.175 → 7.18 and 21.525 → 21.53 of a 28.70 order), so the last refund of a fully
+ * refunded order was refused. A refund's net never changes when later refunds are added.
+ *
+ * The invoice's net is measured as the tax engine and the refund's fraction measure it (each line
+ * rounded to the currency's minor unit, less its discount, plus shipping; less the order's tax when
+ * prices include it: invoiceAmount and refundBasis in src/mapping/refund-fraction.ts), not as
+ * total − total_tax: WooCommerce rounds every amount of the payload on its own to the shop's
+ * "Number of decimals", so with 0 decimals (common for SEK, NOK, HUF shops) the lines add up to
+ * more or less than the total, and a full refund would take more or less than 1. For an order whose
+ * lines add up to its total (2 decimals) the two are the same.
+ *
+ * d = the larger of the currency's ISO decimals and the decimals the payload uses. Exact for a
+ * full refund and for refunds with the order's tax mix; an approximation for a refund of, say,
+ * only an untaxed item. A net can be 0 (a refund of 0.00, or of a cent that does not move the
+ * rounded running total); such a refund is not sent.
+ */
+function refundNets(order: WooOrder, invoice: InvoiceData): Amount[] {
+  const decimals = Math.max(
+    isoExponent(order.currency),
+    order.total.decimalPlaces(),
+    ...order.refunds.map((r) => r.total.decimalPlaces()),
+  );
+  const scale = isoExponent(order.currency);
+  let net = new Money(0);
+  for (const line of invoice.lines) net = net.plus(roundMoney(line.unit_price.times(line.quantity), scale)).minus(line.discount ?? 0);
+  if (invoice.shipping) net = net.plus(invoice.shipping.amount).minus(invoice.shipping.discount ?? 0);
+  if (invoice.tax_inclusive) net = net.minus(order.total_tax);
+  const netOf = (gross: Amount): Amount => (order.total.isZero() ? gross : roundMoney(gross.times(net).dividedBy(order.total), decimals));
+  const made = order.refunds.map((refund, i) => ({ refund, i })).sort((a, b) => compareIds(a.refund.id, b.refund.id));
+  const nets: Amount[] = [];
+  let given = new Money(0);
+  let netSoFar = new Money(0);
+  for (const { refund, i } of made) {
+    given = given.plus(refund.total.abs());
+    const cumulative = netOf(given);
+    nets[i] = cumulative.minus(netSoFar);
+    netSoFar = cumulative;
+  }
+  return nets;
+}
+
+/** WooCommerce ids are increasing integers (post ids): numeric order, else text order. */
+function compareIds(a: string, b: string): number {
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * A refund: its net from refundNets, tax_amount = gross − net. Neither the refund's date nor its
+ * lines or shipping part are in the payload: issued_at is the order's modification time in this
+ * delivery.
  */
 function refundData(
   order: WooOrder,
   refund: WooRefund,
+  amount: Amount,
   customer: InvoiceCustomer | undefined,
   addresses: RefundData['addresses'],
   at: string,
 ): RefundData {
-  const gross = refund.total.abs();
-  const decimals = Math.max(isoExponent(order.currency), order.total.decimalPlaces(), refund.total.decimalPlaces());
-  const amount = order.total.isZero()
-    ? gross
-    : roundMoney(gross.times(order.total.minus(order.total_tax)).dividedBy(order.total), decimals);
   return compact<RefundData>({
     invoice_external_id: order.id,
     issued_at: at,
     currency: order.currency,
     amount,
-    tax_amount: gross.minus(amount),
+    tax_amount: refund.total.abs().minus(amount),
     reason: nonBlank(refund.reason) ?? nonBlank(refund.refund),
     customer,
     addresses,

@@ -139,14 +139,42 @@ describe('WooCommerce refunds inside orders', () => {
 
   it.each([
     ['a full refund', { total: '110.00', total_tax: '10.00' }, '-110.00', 'USD', '100', '10'],
-    ['an untaxed order', { total: '80.00', total_tax: '0.00' }, '-20.00', 'USD', '20', '0'],
+    ['an untaxed order', { total: '80.00', total_tax: '0.00', line_items: [line({ subtotal: '80.00', subtotal_tax: '0.00', total: '80.00', total_tax: '0.00' })] }, '-20.00', 'USD', '20', '0'],
     ['a zero-total order', { total: '0.00', total_tax: '0.00' }, '-5.00', 'USD', '5', '0'],
     ['a rounded split', { total: '107.00', total_tax: '7.00' }, '-10.00', 'USD', '9.35', '0.65'],
-    ['JPY (no decimals)', { total: '1100', total_tax: '100' }, '-333', 'JPY', '303', '30'],
+    ['JPY (no decimals)', { total: '1100', total_tax: '100', line_items: [line({ subtotal: '1000', subtotal_tax: '100', total: '1000', total_tax: '100' })] }, '-333', 'JPY', '303', '30'],
   ])('splits %s by the order tax proportion', (_name, totals, refundTotal, currency, amount, tax) => {
     const body = order({ ...totals, currency, refunds: [{ id: 1, reason: '', total: refundTotal }] });
     const refund = wire(parse('order.updated', body))[1]!;
     expect(refund.data).toMatchObject({ amount, tax_amount: tax, currency });
+  });
+
+  it('gives each refund its share of the running total, so refunds of the whole order add up to exactly its net', () => {
+    // Order 107.00, tax 7.00: net share r = 100 ÷ 107. Refunds made in id order: 1.08, 1.14, then the rest 104.78.
+    // Running totals: 1.08 → 1.0093… → 1.01; 2.22 → 2.0747… → 2.07; 107.00 → 100.00.
+    // Nets: 1.01, 2.07 − 1.01 = 1.06, 100.00 − 2.07 = 97.93 (together 100.00). Each rounded alone:
+    // 1.01 + 1.07 (1.0654…) + 97.93 (97.9252…) = 100.01, more than the order's net.
+    const body = order({
+      total: '107.00',
+      total_tax: '7.00',
+      refunds: [
+        { id: 3, reason: '', total: '-104.78' },
+        { id: 2, reason: '', total: '-1.14' },
+        { id: 1, reason: '', total: '-1.08' },
+      ],
+    });
+    const refunds = wire(parse('order.updated', body)).slice(1);
+    expect(refunds.map((r) => [r.record.external_id, r.data.amount, r.data.tax_amount])).toEqual([
+      ['refund-900-3', '97.93', '6.85'], // 104.78 − 97.93
+      ['refund-900-2', '1.06', '0.08'], // 1.14 − 1.06
+      ['refund-900-1', '1.01', '0.07'], // 1.08 − 1.01
+    ]);
+  });
+
+  it('sends no refund for a refund of 0.00 (a restock only): it takes no share of the invoice', () => {
+    const body = order({ refunds: [{ id: 2, reason: 'restock', total: '0.00' }, { id: 1, reason: '', total: '-11.00' }] });
+    const events = wire(parse('order.updated', body));
+    expect(events.map((e) => e.record.external_id)).toEqual(['900', 'refund-900-1']);
   });
 
   it('keeps a fully refunded order paid: its refunds reverse it', () => {

@@ -69,6 +69,7 @@ const BERLIN = { street: 'Unter den Linden 1', city: 'Berlin', zip: '10117', cou
 const KY = { street: 'Chestnut Street 92', city: 'Louisville', state: 'KY', zip: '40202', country: 'US' };
 const TAIPEI = { street: 'No. 7, Section 5, Xinyi Road', city: 'Taipei', zip: '110', country: 'TW' };
 const HK = { street: "1 Queen's Road Central", city: 'Hong Kong', country: 'HK' };
+const NORWICH = { street: '1 Example Road', city: 'Norwich', state: 'ENG', zip: 'NR1 1AA', country: 'GB' };
 const WOO_BILLING = { street: '969 Market', city: 'San Francisco', state: 'CA', zip: '94103', country: 'US' };
 
 const jenny = { external_id: 'cus_QXg1o8vcGmoR32', source: 'stripe', name: 'Jenny Rosen' };
@@ -117,12 +118,12 @@ const wooGuest: CustomerRequest = {
   addresses: { billing: WOO_BILLING },
   customer_type: 'retail',
 };
-const wooRefund = (id: string, fraction: string, unit: string, reason?: string): TransactionRequest => ({
+const wooRefund = (id: string, fraction: string, unit: string, reason?: string, date = '2017-03-24T10:15:00Z'): TransactionRequest => ({
   source: 'woocommerce',
   external_id: `refund-727-${id}`,
   transaction_type: 'refund',
   transaction_status: 'active',
-  transaction_date: '2017-03-24T10:15:00Z',
+  transaction_date: date,
   currency_details: { currency: 'USD' },
   is_tax_inclusive: false,
   created_from: ORIGINAL_ID,
@@ -470,20 +471,181 @@ const CASES: Case[] = [
         customer: wooGuest,
       },
       // The order: total 29.92, tax 1.22, so net 28.70 = 5.40 + 10.80 + 2.50 + 10.00 shipping.
+      // Each refund's net is its share of the running total, in the order they were made (726, then 731).
       {
         original: 'woocommerce/real-order-updated-coupon-fee-two-refunds.json',
-        // 731: gross 5.81 × 28.70 ÷ 29.92 = 5.5730… → 5.57 net (tax 0.24);
-        // 5.57 ÷ 28.70 = 557/2870 = 0.194076655052264… → 0.1940766550
-        fraction: '0.1940766550',
-        refund: wooRefund('731', '0.194076655', '5.57', 'Damaged item'),
+        alreadyRefunded: '0.3341463414',
+        // 726 + 731 = 15.81 gross × 28.70 ÷ 29.92 = 15.1653… → 15.17 net, less 726's 9.59 → 5.58 (tax 5.81 − 5.58 = 0.23);
+        // 5.58 ÷ 28.70 = 558/2870 = 0.194425087108013… → 0.1944250871; with 726: 0.5285714285 ≤ 1
+        fraction: '0.1944250871',
+        refund: wooRefund('731', '0.1944250871', '5.58', 'Damaged item'),
       },
       {
         original: 'woocommerce/real-order-updated-coupon-fee-two-refunds.json',
-        alreadyRefunded: '0.194076655',
-        // 726 (amount-only, 10.00 with empty line_items): 10 × 28.70 ÷ 29.92 = 9.5922… → 9.59 net (tax 0.41);
-        // 9.59 ÷ 28.70 = 959/2870 = 0.334146341463414… → 0.3341463414; with 731: 0.528222996 ≤ 1
+        // 726 (amount-only, 10.00 with empty line_items), made first: 10 × 28.70 ÷ 29.92 = 9.5922… → 9.59 net (tax 0.41);
+        // 9.59 ÷ 28.70 = 959/2870 = 0.334146341463414… → 0.3341463414
         fraction: '0.3341463414',
         refund: wooRefund('726', '0.3341463414', '9.59'),
+      },
+    ],
+  },
+  {
+    fixture: 'shopify/real-orders-paid-gbp-taxes-included-untaxed-line.json',
+    why: 'Shopify GBP, taxes included: the untaxed line at rate 0 less its 25% automatic discount, shipping 3.95',
+    expected: [
+      {
+        invoice: {
+          source: 'shopify',
+          external_id: '6127281406300',
+          transaction_type: 'invoice',
+          transaction_status: 'paid',
+          document_name: '#1001',
+          transaction_date: '2024-06-05T15:25:17Z', // 16:25:17+01:00
+          is_tax_inclusive: true,
+          currency_details: { currency: 'GBP' },
+          // 22.00 × 1 less its "House Member" allocation 5.50 (25%) = 16.50 = subtotal_price; taxable false → rate 0
+          items: [{ name: 'Active Bath & Shower Gel - 300ml', unit_price: '22', quantity: '1', discount: '5.5', manual_sales_tax_rate: '0' }],
+          // 16.50 + 3.95 = 20.45 = total_price
+          shipping_fee: { amount: '3.95' },
+          external_created_at: '2024-06-05T15:25:17Z',
+          external_updated_at: '2024-06-05T15:25:20Z',
+        },
+        customer: null,
+      },
+    ],
+  },
+  {
+    fixture: 'shopify/real-refunds-create-gbp-cancel-reversed-shipping.json',
+    why: 'Shopify: shipping_refund adjustments −3.95, +3.95, −3.95 give back 3.95 once, so cancelling the whole order takes exactly 1 of it',
+    expected: [
+      {
+        original: 'shopify/real-orders-paid-gbp-taxes-included-untaxed-line.json',
+        // Shipping given back: −(−3.95 + 3.95 − 3.95) = 3.95 (the +3.95 reverses the first −3.95).
+        // Refund: 16.50 (the line after its discount) + 3.95 = 20.45, tax 0, priced like the
+        // tax-inclusive order: net 20.45 − 0 = 20.45. Order: 22.00 − 5.50 + 3.95 = 20.45 gross, tax 0 → 20.45 net.
+        // 20.45 ÷ 20.45 = 1 (the whole order). Summing |amounts| gave 16.50 + 11.85 = 28.35 → 1.386…, refused.
+        fraction: '1',
+        refund: {
+          source: 'shopify',
+          external_id: 'refund-1001108635996',
+          transaction_type: 'refund',
+          transaction_status: 'active',
+          transaction_date: '2024-06-05T19:46:10Z', // 20:46:10+01:00
+          currency_details: { currency: 'GBP' },
+          is_tax_inclusive: true, // its line is priced like the order: gross
+          created_from: ORIGINAL_ID,
+          refund_info: { is_refund_linked: true, refund_linked_percentage: '1' },
+          // price 22.00 × 1 − subtotal 16.50 = its discount share 5.50; taxable false → rate 0
+          items: [{ name: 'Active Bath & Shower Gel - 300ml', unit_price: '22', quantity: '1', discount: '5.5', manual_sales_tax_rate: '0' }],
+          external_created_at: '2024-06-05T19:46:10Z',
+        },
+      },
+    ],
+  },
+  {
+    fixture: 'woocommerce/real-order-updated-refunded-in-two-parts.json',
+    why: 'WooCommerce: two refunds that give back the whole order take exactly its whole (7.18 + 21.52 = 28.70), not 28.71 and a refused second refund',
+    expected: [
+      {
+        invoice: {
+          ...wooInvoice('paid', '2017-03-25T09:00:00Z'), // status refunded stays paid: the refunds reverse it
+          items: [
+            { name: 'Woo Single #1', unit_price: '3', quantity: '2', discount: '0.6' }, // 6.00 − 5.40
+            { name: 'Ship Your Idea &ndash; Color: Black, Size: M Test', unit_price: '12', quantity: '1', discount: '1.2' }, // 12.00 − 10.80
+            { name: 'Gift wrap', unit_price: '2.5', quantity: '1', manual_sales_tax_rate: '0' }, // tax_status none
+          ],
+        },
+        customer: wooGuest,
+      },
+      // The order: total 29.92, tax 1.22, net 28.70. Refunds in the order they were made (ids 733, 735):
+      // 733: 7.48 × 28.70 ÷ 29.92 = 7.175 → 7.18 net; 733 + 735 = 29.92 → 28.70 net, so 735 = 28.70 − 7.18 = 21.52.
+      // (Each rounded alone: 22.44 × 28.70 ÷ 29.92 = 21.525 → 21.53; 7.18 + 21.53 = 28.71 > 28.70.)
+      {
+        original: 'woocommerce/real-order-updated-refunded-in-two-parts.json',
+        alreadyRefunded: '0.250174216',
+        // 21.52 ÷ 28.70 = 1076/1435 = 0.749825783972… → 0.7498257839; with 733: 0.9999999999 ≤ 1
+        // (21.53 ÷ 28.70 = 0.7501742160…; with 733: 1.000348432 > 1, refused)
+        fraction: '0.7498257839',
+        refund: wooRefund('735', '0.7498257839', '21.52', 'Order cancelled', '2017-03-25T09:00:00Z'),
+      },
+      {
+        original: 'woocommerce/real-order-updated-refunded-in-two-parts.json',
+        // 7.18 ÷ 28.70 = 359/1435 = 0.250174216027… → 0.2501742160
+        fraction: '0.250174216',
+        refund: wooRefund('733', '0.250174216', '7.18', 'Price adjustment', '2017-03-25T09:00:00Z'),
+      },
+    ],
+  },
+  {
+    fixture: 'shopify/real-orders-paid-eur-shop-gbp-presentment.json',
+    why: 'Shopify multi-currency: the order is sent in the shop currency (162.04 EUR), not the presentment currency (142.32 GBP)',
+    expected: [
+      {
+        invoice: {
+          source: 'shopify',
+          external_id: '11985328570699',
+          transaction_type: 'invoice',
+          transaction_status: 'paid',
+          document_name: '#29448',
+          transaction_date: '2025-10-28T15:17:49Z',
+          is_tax_inclusive: true,
+          currency_details: { currency: 'EUR' }, // currency (shop), not presentment_currency GBP
+          addresses: { billing: NORWICH, shipping: NORWICH },
+          // price 162.04 = price_set.shop_money (EUR); presentment_money says 142.32 GBP
+          items: [{ name: 'This Is WineSpark 6-pack', unit_price: '162.04', quantity: '1' }],
+          shipping_fee: null, // "UK Delivery" at 0.00
+          external_created_at: '2025-10-28T15:17:49Z',
+          external_updated_at: '2025-10-28T15:17:50Z',
+        },
+        customer: null,
+      },
+    ],
+  },
+  {
+    fixture: 'woocommerce/real-order-updated-whole-kronor-refunded.json',
+    why: 'WooCommerce with 0 price decimals: a full refund takes exactly 1 of the invoice as sent (77), not 78/77 of it',
+    expected: [
+      {
+        invoice: {
+          source: 'woocommerce',
+          external_id: '8201',
+          transaction_type: 'invoice',
+          transaction_status: 'paid', // refunded stays paid: its refund reverses it
+          document_name: '8201',
+          transaction_date: '2026-11-20T09:15:00Z',
+          is_tax_inclusive: false,
+          currency_details: { currency: 'SEK' },
+          addresses: { billing: { country: 'SE' } },
+          items: [
+            { name: 'Vanlig 12', unit_price: '20', quantity: '2', discount: '4' }, // subtotal 40 ÷ 2; 40 − 36
+            { name: 'Vanlig 25', unit_price: '46', quantity: '1', discount: '5' }, // 46 − 41 (41.40 shown as 41)
+          ],
+          shipping_fee: null,
+          external_created_at: '2026-11-20T09:15:00Z',
+          external_updated_at: '2026-11-22T08:00:00Z',
+        },
+        customer: null, // a guest with neither name nor email
+      },
+      {
+        original: 'woocommerce/real-order-updated-whole-kronor-refunded.json',
+        // The invoice as sent: 20 × 2 − 4 + 46 × 1 − 5 = 77 net. The order says total 97, tax 19 (78 net):
+        // each amount was rounded on its own (41.40 → 41, 96.75 → 97, 19.35 → 19).
+        // Refund 97 gross: net = round(97 × 77 ÷ 97) = 77 (tax 20); 77 ÷ 77 = 1.
+        // (With total − tax: round(97 × 78 ÷ 97) = 78; 78 ÷ 77 = 1.0129…, more than the whole: refused.)
+        fraction: '1',
+        refund: {
+          source: 'woocommerce',
+          external_id: 'refund-8201-8202',
+          transaction_type: 'refund',
+          transaction_status: 'active',
+          transaction_date: '2026-11-22T08:00:00Z',
+          currency_details: { currency: 'SEK' },
+          is_tax_inclusive: false,
+          created_from: ORIGINAL_ID,
+          refund_info: { is_refund_linked: true, refund_linked_percentage: '1' },
+          addresses: { billing: { country: 'SE' } },
+          items: [{ name: 'Refund', description: 'Order cancelled', unit_price: '77', quantity: '1' }],
+        },
       },
     ],
   },
