@@ -27,7 +27,8 @@ export const Amount = z
     { error: 'must be a decimal string such as "12.50" (JSON numbers are not accepted for amounts)' },
   )
   .transform((value, ctx) => {
-    const amount = new Money(value);
+    // A Money already (what connectors build) is kept: immutable, and nothing to convert.
+    const amount = value instanceof Money ? value : new Money(value);
     const problem = amountProblem(amount);
     if (problem === undefined) return amount;
     ctx.issues.push({ code: 'custom', message: problem, input: value });

@@ -24,7 +24,8 @@ export function amountProblem(value: Decimal): string | undefined {
   if (value.decimalPlaces() > AMOUNT_MAX_DECIMALS) {
     return `has more than ${AMOUNT_MAX_DECIMALS} digits after the decimal point (${value.decimalPlaces()}); taxsync supports at most ${AMOUNT_MAX_DECIMALS}`;
   }
-  const integerDigits = value.abs().truncated().toFixed().replace(/^0$/, '').length;
+  // Decimal's exponent: a value of at least 1 in magnitude has e + 1 digits before the point.
+  const integerDigits = value.isZero() || value.e < 0 ? 0 : value.e + 1;
   if (integerDigits > AMOUNT_MAX_INTEGER_DIGITS) {
     return `has more than ${AMOUNT_MAX_INTEGER_DIGITS} digits before the decimal point (${integerDigits}); taxsync supports at most ${AMOUNT_MAX_INTEGER_DIGITS}`;
   }
