@@ -27,8 +27,10 @@ export const Amount = z
     { error: 'must be a decimal string such as "12.50" (JSON numbers are not accepted for amounts)' },
   )
   .transform((value, ctx) => {
-    // A Money already (what connectors build) is kept: immutable, and nothing to convert.
-    const amount = value instanceof Money ? value : new Money(value);
+    // Made by Money already (what connectors build): kept, it is immutable. Any other (another
+    // decimal.js constructor, a string) is made a Money, which writes plain notation. (instanceof
+    // cannot tell: decimal.js clones share one prototype.)
+    const amount = typeof value !== 'string' && value.constructor === Money ? value : new Money(value);
     const problem = amountProblem(amount);
     if (problem === undefined) return amount;
     ctx.issues.push({ code: 'custom', message: problem, input: value });

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { Decimal } from 'decimal.js';
 import { AMOUNT_MAX_DECIMALS, AMOUNT_MAX_INTEGER_DIGITS, Money, amountProblem } from '../../../src/domain/money.js';
 import { CanonicalEvent } from '../../../src/domain/events.js';
 
@@ -32,7 +33,7 @@ describe('amount bounds', () => {
     );
   });
 
-  it('keeps a Money amount of an event as it is and converts any other decimal to Money', () => {
+  it('keeps a Money amount of an event as it is and converts any other decimal (another decimal.js constructor too) to Money', () => {
     const event = (amount: unknown) =>
       CanonicalEvent.parse({
         id: 'e1',
@@ -45,6 +46,9 @@ describe('amount bounds', () => {
     const money = new Money('12.50');
     const kept = event(money);
     expect(kept.type === 'refund.created' && kept.data.amount).toBe(money);
+    const fromOtherDecimal = event(new Decimal('0.00000001'));
+    expect(fromOtherDecimal.type === 'refund.created' && fromOtherDecimal.data.amount.constructor).toBe(Money);
+    expect(JSON.stringify(fromOtherDecimal.type === 'refund.created' && fromOtherDecimal.data.amount)).toBe('"0.00000001"');
     const fromText = event('0.0000001');
     expect(fromText.type === 'refund.created' && fromText.data.amount instanceof Money).toBe(true);
     expect(JSON.stringify(fromText.type === 'refund.created' && fromText.data.amount)).toBe('"0.0000001"');
