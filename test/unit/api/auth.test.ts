@@ -9,7 +9,8 @@ import {
   requireBearer,
   useFakeApi,
 } from '../../helpers/api-harness.js';
-import { jsonBody, replyJson } from '../../helpers/fake-api.js';
+import { jsonBody, replyJson, type Handler } from '../../helpers/fake-api.js';
+import { acceptedUnreadable } from '../../../src/api/index.js';
 import type { TaxsyncError } from '../../../src/domain/errors.js';
 
 const CUSTOMER_ID = '3f2b8c1e-4d5a-4b6c-8d7e-9f0a1b2c3d4e';
@@ -17,6 +18,13 @@ const customer = { id: CUSTOMER_ID, source: 'api', external_id: 'c-1' };
 const CUSTOMER_PATH = `/v1/customers/${CUSTOMER_ID}`;
 const START = Date.parse('2025-03-01T10:00:00Z');
 const SECOND = 1_000;
+
+function replyHtml(status: number, html: string): Handler {
+  return (_req, res) => {
+    res.writeHead(status, { 'content-type': 'text/html', 'content-length': String(Buffer.byteLength(html)) });
+    res.end(html);
+  };
+}
 
 /** Everything an operator or a log could see of an error. */
 function everythingShown(error: TaxsyncError): string {
@@ -216,6 +224,29 @@ describe('tokens', () => {
       expect(error.code).toBe('API_BAD_RESPONSE');
       expect(error.message).toContain('token_type');
       expect(everythingShown(error)).not.toContain('leaky-access-token');
+    });
+  });
+
+  describe('a token that cannot be had', () => {
+    // A write whose token fetch failed was never sent: its error must not read as the write's own
+    // answer. Taken as "accepted with an unreadable answer" (a 2xx status), the record would be
+    // marked applied though the tax engine never saw it; taken as "maybe sent", a VAT submission
+    // would be resent and a duplicate answer read as its own acceptance.
+    it.each([
+      ['answers 200 with a login page', replyHtml(200, '<html><body>Sign in</body></html>')],
+      ['answers 200 with an OAuth error and no token', replyJson(200, { error: 'invalid_client' })],
+      ['answers 503', replyJson(503, { error: 'down' })],
+    ])('is not the write answered when the token endpoint %s: nothing was sent', async (_what, tokenAnswer) => {
+      ctx.api.on('POST /v1/auth/token', tokenAnswer);
+      ctx.api.on('PUT /v1/customers/', replyJson(201, customer));
+
+      const error = await apiError(ctx.connect().tax.customers.upsert({ source: 'api', external_id: 'c-1' }));
+
+      expect(ctx.api.requestsTo('PUT /v1/customers/')).toEqual([]);
+      expect(acceptedUnreadable(error)).toBe(false);
+      expect(error).toMatchObject({ notSent: true, ambiguous: false });
+      expect(error.message).toContain('POST /v1/auth/token');
+      expect(everythingShown(error)).not.toContain(CLIENT_SECRET);
     });
   });
 
