@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
 import type { DriftObserver } from './drift.js';
 import { errorFromResponse } from './errors.js';
 import type { HttpClient, HttpRequest, HttpResponse } from './http.js';
@@ -34,13 +35,14 @@ export function createAuthedCaller(
     req: Omit<HttpRequest, 'bearer'>,
     options: { endpoint: string; vatSubmission?: boolean },
   ): Promise<HttpResponse> {
-    let token = await tokens.get();
+    const tokenFor = () => tokens.get().catch((error: unknown) => Promise.reject(notSent(error, options.endpoint)));
+    let token = await tokenFor();
     const sendOnce = (bearer: string) => observeCall(observe.onCall, { service, endpoint: options.endpoint }, () => http.send({ ...req, bearer }));
     let res = await sendOnce(token);
     for (let renewals = 0; res.status === 401 && renewals < MAX_RENEWALS; renewals++) {
       // A token revoked or expired early: renew (once for all callers holding it) and retry.
       tokens.invalidate(token);
-      token = await tokens.get();
+      token = await tokenFor();
       res = await sendOnce(token);
     }
     if (res.status < 200 || res.status >= 300) {
@@ -57,4 +59,30 @@ export function createAuthedCaller(
       return { data: readAnswer(schemas, res, { endpoint: options.endpoint, write, onDrift: observe.onDrift }), status: res.status };
     },
   };
+}
+
+/**
+ * A failure to get a token, as the failure of the call that needed it: that call was not sent
+ * (the only request it may have made was refused 401, so not processed). The token endpoint's
+ * status stays on the error, but `notSent` says it is not the call's answer: a 2xx there is not
+ * the write accepted, a 5xx or timeout there is not the write maybe applied.
+ */
+function notSent(error: unknown, endpoint: string): TaxsyncError {
+  if (!isTaxsyncError(error)) {
+    return new TaxsyncError('INTERNAL_ERROR', `${endpoint} was not sent: getting a token failed: ${(error as Error)?.message ?? String(error)}`, {
+      cause: error,
+      notSent: true,
+    });
+  }
+  return new TaxsyncError(error.code, `${endpoint} was not sent, no token: ${error.message}`, {
+    cause: error,
+    retryable: error.retryable,
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.fields === undefined ? {} : { fields: error.fields }),
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.details === undefined ? {} : { details: error.details }),
+    ...(error.http === undefined ? {} : { http: error.http }),
+    ambiguous: false,
+    notSent: true,
+  });
 }
