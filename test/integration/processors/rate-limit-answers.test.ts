@@ -34,7 +34,7 @@ describe('rate limits that say "retry now"', () => {
     ['a Retry-After date already past', 'Wed, 21 Oct 2015 07:28:00 GMT'],
   ])('pauses the queue and succeeds without using an attempt on a 429 with %s', async (_what, retryAfter) => {
     emulator.faults.set([{ kind: 'answer', route: 'customers.upsert', status: 429, headers: { 'retry-after': retryAfter }, times: 3 }]);
-    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings: DEFAULT_SETTINGS }));
+    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings: DEFAULT_SETTINGS.mapping }));
 
     await pipeline.producer.accept({ events: [customerEvent(1)] });
 
