@@ -26,7 +26,14 @@ export function readAnswer<S extends z.ZodType>(
   const result = schemas.answer.safeParse(res.body);
   if (result.success) return result.data;
   const fields = issuesToFields(result.error.issues);
-  const body = res.body === undefined ? (res.text.trim() === '' ? 'an empty body' : 'a body that is not JSON') : 'a body taxsync cannot use';
+  const body =
+    res.tooLarge !== undefined
+      ? `a body larger than ${res.tooLarge} bytes (not read)`
+      : res.body === undefined
+        ? res.text.trim() === ''
+          ? 'an empty body'
+          : 'a body that is not JSON'
+        : 'a body taxsync cannot use';
   const write = options.write === true;
   throw new TaxsyncError(
     'API_BAD_RESPONSE',
