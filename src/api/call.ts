@@ -15,7 +15,7 @@ export interface AuthedCaller {
     req: Omit<HttpRequest, 'bearer'>,
     schemas: AnswerSchemas<S>,
     options: { endpoint: string; vatSubmission?: boolean; /** A POST that changes nothing (verify). */ readOnly?: boolean },
-  ): Promise<{ data: z.infer<S>; status: number }>;
+  ): Promise<{ data: z.infer<S>; status: number; /** The URL as sent (a page's, to resolve its links against). */ url: string }>;
 }
 
 /**
@@ -56,7 +56,7 @@ export function createAuthedCaller(
     async json(req, schemas, options) {
       const res = await send(req, options);
       const write = req.method !== 'GET' && options.readOnly !== true;
-      return { data: readAnswer(schemas, res, { endpoint: options.endpoint, write, onDrift: observe.onDrift }), status: res.status };
+      return { data: readAnswer(schemas, res, { endpoint: options.endpoint, write, onDrift: observe.onDrift }), status: res.status, url: res.exchange.request.url };
     },
   };
 }

@@ -104,7 +104,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     });
 
   function resolve(path: string, query: HttpRequest['query']): URL {
-    const url = /^https?:\/\//.test(path) ? new URL(path) : new URL(path.replace(/^\//, ''), baseUrl);
+    const url = /^https?:\/\//.test(path) ? sameService(new URL(path)) : new URL(path.replace(/^\//, ''), baseUrl);
     if (url.origin !== baseUrl.origin) {
       // A paging link pointing elsewhere would carry our bearer token to a foreign host.
       throw new TaxsyncError('API_BAD_RESPONSE', `refusing to follow a link to another origin (${url.origin})`);
@@ -113,6 +113,16 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     return url;
+  }
+
+  /**
+   * A service behind a proxy that ends TLS writes its own links with http:// (Django REST
+   * framework's next links, say): the same host on the default ports is the same service, reached
+   * over https. Never the other way: an https base is never left for plain http.
+   */
+  function sameService(url: URL): URL {
+    if (url.protocol !== 'http:' || baseUrl.protocol !== 'https:' || url.hostname !== baseUrl.hostname || url.port !== '' || baseUrl.port !== '') return url;
+    return new URL(`${baseUrl.origin}${url.pathname}${url.search}`);
   }
 
   async function send(req: HttpRequest): Promise<HttpResponse> {
