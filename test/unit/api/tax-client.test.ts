@@ -304,13 +304,14 @@ describe('tax engine client', () => {
     expect(error.http?.response?.body).toBe('<html>maintenance</html>');
   });
 
-  it('reads a decimal that arrives as a JSON number as absent (its digits were rounded by JSON.parse), without failing the read', async () => {
-    ctx.api.on('GET /v1/transactions/x', replyJson(200, { ...transactionResponse, tax: { total_tax: 3.3 } }));
+  it('reads a decimal that arrives as a JSON number as written, and one with more digits than JSON.parse kept as absent, without failing the read', async () => {
+    ctx.api.on('GET /v1/transactions/x', replyJson(200, { ...transactionResponse, tax: { total_tax: 3.3 }, amounts: { final_transaction_amount: 0.1 + 0.2 } }));
 
     const read = await ctx.connect().tax.transactions.get('x');
 
     expect(read.id).toBe(TRANSACTION_ID);
-    expect(read.tax?.total_tax).toBeUndefined();
+    expect(read.tax?.total_tax).toBe('3.3');
+    expect(read.amounts?.final_transaction_amount).toBeUndefined();
   });
 
   describe('exemptions', () => {
