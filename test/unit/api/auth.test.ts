@@ -284,6 +284,27 @@ describe('tokens', () => {
       expect(everythingShown(error)).not.toContain(CLIENT_SECRET);
     });
 
+    it('renews on a 403 whose WWW-Authenticate says the token is invalid (a gateway refusing an expired token), and retries with the new one', async () => {
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, (req, res, raw) => {
+        if (bearerOf(req) === ctx.tokens.issued[1]) return replyJson(200, customer)(req, res, raw);
+        return replyJson(403, { message: 'The incoming token has expired' }, { 'www-authenticate': 'Bearer realm="tax", error="invalid_token", error_description="The access token expired"' })(req, res, raw);
+      });
+
+      await expect(ctx.connect().tax.customers.get(CUSTOMER_ID)).resolves.toMatchObject({ id: CUSTOMER_ID });
+
+      expect(ctx.tokens.issued).toHaveLength(2);
+    });
+
+    it('does not renew on a 403 for a missing permission (insufficient_scope, or no challenge): API_FORBIDDEN', async () => {
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, replyJson(403, { detail: 'forbidden' }, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="customers:read"' }));
+      ctx.api.on(`GET /v1/customers/other`, replyJson(403, { detail: 'forbidden' }));
+      const { tax } = ctx.connect();
+
+      expect((await apiError(tax.customers.get(CUSTOMER_ID))).code).toBe('API_FORBIDDEN');
+      expect((await apiError(tax.customers.get('other'))).code).toBe('API_FORBIDDEN');
+      expect(ctx.tokens.issued).toHaveLength(1);
+    });
+
     it('retries a VAT submission rejected with 401 once, with the new token', async () => {
       ctx.api.on(
         'POST /api/vat/v1/transactions/',
