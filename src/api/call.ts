@@ -39,7 +39,7 @@ export function createAuthedCaller(
     let token = await tokenFor();
     const sendOnce = (bearer: string) => observeCall(observe.onCall, { service, endpoint: options.endpoint }, () => http.send({ ...req, bearer }));
     let res = await sendOnce(token);
-    for (let renewals = 0; res.status === 401 && renewals < MAX_RENEWALS; renewals++) {
+    for (let renewals = 0; tokenRefused(res) && renewals < MAX_RENEWALS; renewals++) {
       // A token revoked or expired early: renew (once for all callers holding it) and retry.
       tokens.invalidate(token);
       token = await tokenFor();
@@ -59,6 +59,16 @@ export function createAuthedCaller(
       return { data: readAnswer(schemas, res, { endpoint: options.endpoint, write, onDrift: observe.onDrift }), status: res.status, url: res.exchange.request.url };
     },
   };
+}
+
+/**
+ * A 401, or a 403 whose challenge says the token itself is the problem (RFC 6750 §3.1
+ * `error="invalid_token"`): some gateways refuse an expired token with 403. A 403 without that
+ * challenge (or with `insufficient_scope`) is a missing permission, which a new token cannot fix.
+ */
+function tokenRefused(res: HttpResponse): boolean {
+  if (res.status === 401) return true;
+  return res.status === 403 && /\berror\s*=\s*"?invalid_token\b/i.test(res.headers['www-authenticate'] ?? '');
 }
 
 /**
