@@ -124,8 +124,12 @@ export function openEnum<const V extends readonly string[]>(_values: V): z.ZodTy
   return z.string();
 }
 
-/** An id of the service's, to send back in a path or a body: any non-empty string (UUIDs per the contract). */
-export const AnswerId = z.string().trim().min(1);
+/**
+ * An id of the service's, to send back in a path or a body: any non-empty string (UUIDs per the
+ * contract), or a whole JSON number read as its digits (a number past 2^53 has lost digits in
+ * JSON.parse and is not read).
+ */
+export const AnswerId = z.union([z.string().trim().min(1), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String)]);
 
 const ANY_DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
