@@ -154,6 +154,44 @@ describe('tokens', () => {
       expect(issuer.issued).toHaveLength(2);
     });
 
+    it('keeps using a token still valid when its early renewal fails, and asks again only after a pause, not on every call', async () => {
+      let now = START;
+      let down = false;
+      const issuer = issueTokens(ctx.api, { expiresIn: 3600 });
+      ctx.api.on('POST /v1/auth/token', (req, res, raw) => (down ? replyJson(503, { error: 'down' })(req, res, raw) : issuer.handler(req, res, raw)));
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, replyJson(200, customer));
+      const { tax } = ctx.connect({ clock: () => now });
+      await tax.customers.get(CUSTOMER_ID);
+
+      // In the renewal window (5 minutes before expiry) the token endpoint is down: the token
+      // still has minutes to live, so calls go on with it.
+      down = true;
+      now = START + 3400 * SECOND;
+      for (let i = 0; i < 5; i++) await expect(tax.customers.get(CUSTOMER_ID)).resolves.toMatchObject({ id: CUSTOMER_ID });
+      expect(ctx.api.requestsTo('POST /v1/auth/token')).toHaveLength(2);
+
+      // After the pause it asks again; once the endpoint is back, the new token is used.
+      down = false;
+      now = START + 3420 * SECOND;
+      await tax.customers.get(CUSTOMER_ID);
+      expect(issuer.issued).toHaveLength(2);
+      expect(bearerOf(ctx.api.requestsTo(`GET ${CUSTOMER_PATH}`).at(-1)!)).toBe(issuer.issued[1]);
+    });
+
+    it('fails the call once the token has really expired and no new one can be had', async () => {
+      let now = START;
+      let down = false;
+      const issuer = issueTokens(ctx.api, { expiresIn: 3600 });
+      ctx.api.on('POST /v1/auth/token', (req, res, raw) => (down ? replyJson(503, { error: 'down' })(req, res, raw) : issuer.handler(req, res, raw)));
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, replyJson(200, customer));
+      const { tax } = ctx.connect({ clock: () => now });
+      await tax.customers.get(CUSTOMER_ID);
+
+      down = true;
+      now = START + 3600 * SECOND;
+      expect((await apiError(tax.customers.get(CUSTOMER_ID))).code).toBe('API_SERVER_ERROR');
+    });
+
     it('honours a configured renew-before margin', async () => {
       let now = START;
       const issuer = issueTokens(ctx.api, { expiresIn: 86_400 });
