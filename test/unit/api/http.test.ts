@@ -3,7 +3,7 @@ import { createApiClients, type ApiClients, type ApiClientsOptions } from '../..
 import { createHttpClient } from '../../../src/api/http.js';
 import { Secret } from '../../../src/domain/secret.js';
 import { isTaxsyncError } from '../../../src/domain/errors.js';
-import { CLIENT_ID, CLIENT_SECRET, useFakeApi } from '../../helpers/api-harness.js';
+import { CLIENT_ID, CLIENT_SECRET, apiError, useFakeApi } from '../../helpers/api-harness.js';
 import { replyJson } from '../../helpers/fake-api.js';
 
 const opened: ApiClients[] = [];
@@ -103,6 +103,23 @@ describe('http client against a loopback server', () => {
     } finally {
       await http.close();
     }
+  });
+});
+
+describe('redirects', () => {
+  const ctx = useFakeApi();
+
+  it.each([307, 308])('never follows a %i (to another host or not): the bearer token stays home, and the operator sees where it pointed', async (status) => {
+    const elsewhere = await ctx.server();
+    elsewhere.fallback(replyJson(201, { id: '3f2b8c1e-4d5a-4b6c-8d7e-9f0a1b2c3d4e', source: 'api', external_id: 'c' }));
+    ctx.api.on('PUT /v1/customers/', replyJson(status, undefined, { location: `${elsewhere.url}/v1/customers/` }));
+
+    const error = await apiError(ctx.connect().tax.customers.upsert({ source: 'api', external_id: 'c' }));
+
+    expect(error.code).toBe('API_UNEXPECTED_STATUS');
+    expect(error.retryable).toBe(false);
+    expect(elsewhere.requests).toEqual([]);
+    expect(error.http?.response?.headers).toMatchObject({ location: `${elsewhere.url}/v1/customers/` });
   });
 });
 
