@@ -15,35 +15,110 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
   return Math.max(0, date - now);
 }
 
-/**
- * Field errors from any of the bodies the two services use: VAT `{error, details: {field: [msg]}}`,
- * registrations `{detail}` (no field), and for the tax engine (shape not shown) the same two.
- */
 /** Service texts kept in messages and field errors are cut here, so entries and logs stay small. */
 const TEXT_LIMIT = 500;
 const MAX_FIELDS = 50;
+const MAX_DEPTH = 6;
 const clip = (text: string) => (text.length <= TEXT_LIMIT ? text : `${text.slice(0, TEXT_LIMIT)}…`);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const firstText = (record: Record<string, unknown>, keys: readonly string[]): string | undefined => {
+  for (const key of keys) if (typeof record[key] === 'string' && record[key] !== '') return record[key];
+  return undefined;
+};
 
-export function extractErrorBody(body: unknown): { message?: string; fields?: FieldErrors } {
-  if (typeof body !== 'object' || body === null) return {};
-  const record = body as Record<string, unknown>;
-  const raw =
-    typeof record.error === 'string'
-      ? record.error
-      : typeof record.detail === 'string'
-        ? record.detail
-        : typeof record.message === 'string'
-          ? record.message
-          : undefined;
-  const message = raw === undefined ? undefined : clip(raw);
-  let fields: FieldErrors | undefined;
-  if (typeof record.details === 'object' && record.details !== null && !Array.isArray(record.details)) {
-    fields = {};
-    for (const [field, messages] of Object.entries(record.details as Record<string, unknown>).slice(0, MAX_FIELDS)) {
-      if (Array.isArray(messages)) fields[clip(field)] = messages.slice(0, 10).map((m) => clip(String(m)));
-      else if (typeof messages === 'string') fields[clip(field)] = [clip(messages)];
-    }
+// The words services use for one error's text, and for the field it is about.
+const MESSAGE_KEYS = ['message', 'msg', 'detail', 'title', 'description', 'error_description', 'error', 'reason'] as const;
+const FIELD_KEYS = ['field', 'path', 'param', 'parameter', 'attribute', 'property', 'pointer'] as const;
+
+/** `items[0].unit_price` from path segments; numbers (and digit strings) as indices. */
+function joinPath(parts: readonly (string | number)[]): string {
+  let out = '';
+  for (const part of parts) {
+    if (typeof part === 'number' || /^\d+$/.test(part)) out += `[${part}]`;
+    else out += out === '' ? part : `.${part}`;
   }
+  return out;
+}
+
+/** The field an error object names: `field`, a JSON pointer (`/data/attributes/x`, `source.pointer`), or FastAPI's `loc`. */
+function fieldOf(item: Record<string, unknown>): string | undefined {
+  if (Array.isArray(item.loc)) {
+    const parts = item.loc.filter((p): p is string | number => typeof p === 'string' || typeof p === 'number');
+    // FastAPI names where the value came from first: the body's fields are what the operator knows.
+    return joinPath(parts[0] === 'body' || parts[0] === 'query' ? parts.slice(1) : parts) || undefined;
+  }
+  const source = isObject(item.source) ? firstText(item.source, ['pointer', 'parameter']) : undefined;
+  const named = firstText(item, FIELD_KEYS) ?? source;
+  if (named === undefined) return undefined;
+  return named.startsWith('/') ? joinPath(named.replace(/^\/(data\/attributes\/)?/, '').split('/')) : named;
+}
+
+/**
+ * Field errors in any of the shapes services use, flattened to `{path: [messages]}`: a map of
+ * fields to a message or a list (of texts, or of objects with a message), nested maps and lists
+ * (`items[1].unit_price`), or a list of error objects that name their field.
+ */
+function collectFields(value: unknown, path: readonly (string | number)[], out: FieldErrors, depth = 0): void {
+  if (Object.keys(out).length >= MAX_FIELDS || depth > MAX_DEPTH) return;
+  const add = (where: readonly (string | number)[], message: string) => {
+    const field = clip(joinPath(where) || '(body)');
+    const list = (out[field] ??= []);
+    if (list.length < 10) list.push(clip(message));
+  };
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
+    add(path, String(value));
+  } else if (Array.isArray(value)) {
+    value.slice(0, MAX_FIELDS).forEach((item, i) => {
+      if (isObject(item)) {
+        const message = firstText(item, MESSAGE_KEYS);
+        const field = fieldOf(item);
+        if (message !== undefined) add(field === undefined ? path : [...path, field], message);
+        else collectFields(item, [...path, i], out, depth + 1);
+      } else if (Array.isArray(item)) {
+        collectFields(item, [...path, i], out, depth + 1);
+      } else if (item !== null && item !== undefined) {
+        add(path, String(item));
+      }
+    });
+  } else if (isObject(value)) {
+    const message = path.length > 0 ? firstText(value, MESSAGE_KEYS) : undefined;
+    if (message !== undefined) return add(path, message);
+    for (const [key, child] of Object.entries(value).slice(0, MAX_FIELDS)) collectFields(child, [...path, key], out, depth + 1);
+  }
+}
+
+const fieldsFrom = (value: unknown): FieldErrors | undefined => {
+  if (value === undefined || value === null || typeof value === 'string') return undefined;
+  const out: FieldErrors = {};
+  collectFields(value, [], out);
+  return Object.keys(out).length === 0 ? undefined : out;
+};
+
+/** A body that is nothing but a map of fields to lists of texts (Django REST framework's validation errors). */
+const isFieldMap = (record: Record<string, unknown>): boolean =>
+  Object.keys(record).length > 0 && Object.values(record).every((v) => Array.isArray(v) && v.length > 0 && v.every((m) => typeof m === 'string'));
+
+/**
+ * Field errors and a message from the bodies the services use — VAT `{error, details: {field:
+ * [msg]}}`, registrations `{detail}` — and the shapes other stacks answer with (docs/decisions.md):
+ * `errors` as a field map, a string or a list of `{field, message}`; `error` as an object; a list
+ * of `{loc, msg}` under `detail`; a body that is only a field map; nested and indexed paths.
+ */
+export function extractErrorBody(body: unknown): { message?: string; fields?: FieldErrors } {
+  if (!isObject(body)) return {};
+  const nested = isObject(body.error) ? body.error : undefined;
+  const raw =
+    firstText(body, ['error', 'detail', 'message', 'title', 'error_description']) ??
+    (nested === undefined ? undefined : firstText(nested, ['message', 'detail', 'title', 'error'])) ??
+    (typeof body.errors === 'string' ? body.errors : undefined);
+  const message = raw === undefined ? undefined : clip(raw);
+  const fields =
+    fieldsFrom(isObject(body.details) || Array.isArray(body.details) ? body.details : undefined) ??
+    fieldsFrom(body.errors) ??
+    fieldsFrom(nested?.details) ??
+    fieldsFrom(nested?.errors) ??
+    (Array.isArray(body.detail) ? fieldsFrom(body.detail) : undefined) ??
+    (isFieldMap(body) ? fieldsFrom(body) : undefined);
   return { ...(message === undefined ? {} : { message }), ...(fields === undefined ? {} : { fields }) };
 }
 

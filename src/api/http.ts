@@ -12,6 +12,13 @@ export interface HttpTimeouts {
 
 export const DEFAULT_TIMEOUTS: HttpTimeouts = { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 };
 
+/**
+ * The most of an answer taxsync reads, in bytes. Far above any documented answer (a page of 100
+ * transactions with large breakdowns is a few MB): past it the rest is not read, and the answer
+ * counts as unreadable with its status kept (docs/decisions.md, "Reading answers").
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
 /** Bodies kept in error exchanges (dead-letter entries) are cut at this many characters. */
 export const EXCHANGE_BODY_LIMIT = 4_096;
 
@@ -31,9 +38,11 @@ export interface HttpResponse {
   status: number;
   headers: Record<string, string>;
   text: string;
-  /** Parsed JSON, or undefined when the body is empty or not JSON. */
+  /** Parsed JSON, or undefined when the body is empty, not JSON or too large. */
   body: unknown;
   exchange: HttpExchange;
+  /** Set (to the limit) when the body was larger than the client reads: `text` is then empty. */
+  tooLarge?: number;
 }
 
 export interface HttpClientOptions {
@@ -43,6 +52,8 @@ export interface HttpClientOptions {
   /** Tests inject undici's MockAgent here; production builds its own keep-alive Agent. */
   dispatcher?: Dispatcher;
   userAgent?: string;
+  /** @defaultValue DEFAULT_MAX_ANSWER_BYTES */
+  maxAnswerBytes?: number;
 }
 
 export interface HttpClient {
@@ -53,7 +64,12 @@ export interface HttpClient {
 
 // Failures before any byte of the request left: safe to retry any method.
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT', 'TAXSYNC_DEADLINE']);
+
+/** The reason a request is aborted at its overall deadline. */
+class DeadlineError extends Error {
+  readonly code = 'TAXSYNC_DEADLINE';
+}
 
 export function truncate(text: string, limit = EXCHANGE_BODY_LIMIT): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}… [truncated ${text.length - limit} characters]`;
@@ -71,6 +87,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   }
   const baseUrl = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
   const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+  const maxAnswerBytes = options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+  // undici's body timeout is an idle timeout: an answer that trickles in (a byte every few seconds)
+  // would hold the call, its job and its record for ever. Nothing takes longer than this in all.
+  const deadlineMs = timeouts.connectMs + timeouts.headersMs + timeouts.bodyMs;
   const ownsDispatcher = options.dispatcher === undefined;
   const dispatcher =
     options.dispatcher ??
@@ -84,7 +104,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     });
 
   function resolve(path: string, query: HttpRequest['query']): URL {
-    const url = /^https?:\/\//.test(path) ? new URL(path) : new URL(path.replace(/^\//, ''), baseUrl);
+    const url = /^https?:\/\//.test(path) ? sameService(new URL(path)) : new URL(path.replace(/^\//, ''), baseUrl);
     if (url.origin !== baseUrl.origin) {
       // A paging link pointing elsewhere would carry our bearer token to a foreign host.
       throw new TaxsyncError('API_BAD_RESPONSE', `refusing to follow a link to another origin (${url.origin})`);
@@ -93,6 +113,16 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     return url;
+  }
+
+  /**
+   * A service behind a proxy that ends TLS writes its own links with http:// (Django REST
+   * framework's next links, say): the same host on the default ports is the same service, reached
+   * over https. Never the other way: an https base is never left for plain http.
+   */
+  function sameService(url: URL): URL {
+    if (url.protocol !== 'http:' || baseUrl.protocol !== 'https:' || url.hostname !== baseUrl.hostname || url.port !== '' || baseUrl.port !== '') return url;
+    return new URL(`${baseUrl.origin}${url.pathname}${url.search}`);
   }
 
   async function send(req: HttpRequest): Promise<HttpResponse> {
@@ -116,7 +146,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     };
 
     let res: Dispatcher.ResponseData;
-    let text: string;
+    let read: { text: string; tooLarge: boolean };
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DeadlineError(`no complete answer within ${deadlineMs} ms`)), deadlineMs);
     try {
       res = await request(url, {
         method: req.method,
@@ -125,18 +157,29 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         dispatcher,
         headersTimeout: timeouts.headersMs,
         bodyTimeout: timeouts.bodyMs,
+        signal: deadline.signal,
       });
-      text = await res.body.text();
+      read = await readBody(res.body, maxAnswerBytes);
     } catch (cause) {
-      throw networkError(cause, req.method, url, exchange);
+      throw networkError(deadline.signal.aborted ? deadline.signal.reason : cause, req.method, url, exchange);
+    } finally {
+      clearTimeout(timer);
     }
     const responseHeaders = flattenHeaders(res.headers);
+    const text = read.text;
     exchange.response = {
       status: res.statusCode,
-      body: truncate(text),
-      headers: pickHeaders(responseHeaders, ['content-type', 'retry-after', 'x-request-id']),
+      body: read.tooLarge ? `[not read: larger than ${maxAnswerBytes} bytes]` : truncate(text),
+      headers: pickHeaders(responseHeaders, ['content-type', 'retry-after', 'x-request-id', 'location', 'www-authenticate']),
     };
-    return { status: res.statusCode, headers: responseHeaders, text, body: parseJson(text), exchange };
+    return {
+      status: res.statusCode,
+      headers: responseHeaders,
+      text,
+      body: read.tooLarge ? undefined : parseJson(text),
+      exchange,
+      ...(read.tooLarge ? { tooLarge: maxAnswerBytes } : {}),
+    };
   }
 
   return {
@@ -158,6 +201,21 @@ function networkError(cause: unknown, method: string, url: URL, exchange: HttpEx
     return new TaxsyncError('API_TIMEOUT', `${where} timed out (${codeText})`, { cause, ambiguous, http: exchange });
   }
   return new TaxsyncError('API_NETWORK', `${where} failed: ${codeText}`, { cause, ambiguous, http: exchange });
+}
+
+/** The body as UTF-8 text, or nothing when it runs past `max` bytes (the rest is not read). */
+async function readBody(body: Dispatcher.ResponseData['body'], max: number): Promise<{ text: string; tooLarge: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      body.destroy();
+      return { text: '', tooLarge: true };
+    }
+    chunks.push(chunk);
+  }
+  return { text: Buffer.concat(chunks, size).toString('utf8'), tooLarge: false };
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -27,6 +27,8 @@ export interface ApiClientsOptions {
   clientSecret: Secret;
   vatModule?: string;
   timeouts?: HttpTimeouts;
+  /** The most of an answer read, in bytes (DEFAULT_MAX_ANSWER_BYTES). */
+  maxAnswerBytes?: number;
   tokenRenewBeforeMs?: number;
   allowInsecureHttp?: boolean;
   dispatcher?: Dispatcher;
@@ -50,7 +52,7 @@ export interface ApiClients {
 
 /** Builds both clients over one token manager. Nothing connects until the first call. */
 export function createApiClients(options: ApiClientsOptions): ApiClients {
-  const common = { timeouts: options.timeouts, allowInsecureHttp: options.allowInsecureHttp, dispatcher: options.dispatcher };
+  const common = { timeouts: options.timeouts, allowInsecureHttp: options.allowInsecureHttp, dispatcher: options.dispatcher, maxAnswerBytes: options.maxAnswerBytes };
   const taxHttp = createHttpClient({ baseUrl: options.taxUrl, ...common });
   const vatHttp = options.vatUrl === undefined || options.vatUrl === options.taxUrl ? taxHttp : createHttpClient({ baseUrl: options.vatUrl, ...common });
   const authHttp = options.authUrl === undefined ? undefined : createHttpClient({ baseUrl: options.authUrl, ...common });

@@ -26,7 +26,14 @@ export function readAnswer<S extends z.ZodType>(
   const result = schemas.answer.safeParse(res.body);
   if (result.success) return result.data;
   const fields = issuesToFields(result.error.issues);
-  const body = res.body === undefined ? (res.text.trim() === '' ? 'an empty body' : 'a body that is not JSON') : 'a body taxsync cannot use';
+  const body =
+    res.tooLarge !== undefined
+      ? `a body larger than ${res.tooLarge} bytes (not read)`
+      : res.body === undefined
+        ? res.text.trim() === ''
+          ? 'an empty body'
+          : 'a body that is not JSON'
+        : 'a body taxsync cannot use';
   const write = options.write === true;
   throw new TaxsyncError(
     'API_BAD_RESPONSE',
@@ -48,5 +55,6 @@ function reportDrift(contract: z.ZodType, res: HttpResponse, endpoint: string, o
  * the write is done and must not be sent again; what is missing is learned another way.
  */
 export function acceptedUnreadable(error: unknown): error is TaxsyncError {
-  return isTaxsyncError(error) && error.code === 'API_BAD_RESPONSE' && error.status !== undefined && error.status >= 200 && error.status < 300;
+  // notSent: the 2xx was the token endpoint's, and the write never left (src/api/call.ts).
+  return isTaxsyncError(error) && error.code === 'API_BAD_RESPONSE' && !error.notSent && error.status !== undefined && error.status >= 200 && error.status < 300;
 }

@@ -37,7 +37,10 @@ export interface PageOptions {
 }
 
 export interface IterateOptions extends PageOptions {
-  /** forward follows `cursors.after` while `has_next`; backward follows `cursors.before` while `has_previous`. */
+  /**
+   * forward follows `cursors.after` while `has_next`; backward follows `cursors.before` while
+   * `has_previous`. Without a readable flag a cursor is followed while pages bring records.
+   */
   direction?: 'forward' | 'backward';
 }
 
@@ -102,17 +105,16 @@ function pager<T>(
   async function* pages(options: IterateOptions = {}): AsyncGenerator<Page<T>> {
     const backward = options.direction === 'backward';
     let cursor: PageOptions = { limit: options.limit, after: options.after, before: options.before };
-    const seen = new Set<string>();
+    const seen = new Set<string>([options.after, options.before].filter((c): c is string => c !== undefined));
     for (;;) {
       const page = await list(cursor);
       yield page;
-      const next = backward
-        ? page.cursors?.has_previous
-          ? page.cursors.before
-          : null
-        : page.cursors?.has_next
-          ? page.cursors.after
-          : null;
+      // has_next / has_previous decide when readable; left out or unreadable (a service writing
+      // has_more, or "true"), the cursor is followed while pages bring records: ending at page 1
+      // would read part of a list as all of it.
+      const more = backward ? page.cursors?.has_previous : page.cursors?.has_next;
+      const link = backward ? page.cursors?.before : page.cursors?.after;
+      const next = more === false || (more === undefined && page.data.length === 0) ? null : link;
       // A cursor seen twice would loop forever: stop rather than hammer the service.
       if (next === null || next === undefined || seen.has(next)) return;
       seen.add(next);

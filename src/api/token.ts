@@ -101,6 +101,9 @@ export interface TokenManager {
   invalidate(token: string): void;
 }
 
+/** After an early renewal failed, the still-valid token is used this long before the endpoint is asked again. */
+export const RENEW_RETRY_MS = 10_000;
+
 export function createTokenManager(options: {
   fetch: () => Promise<Token>;
   /** Renew this long before expiry (default 5 minutes; capped at half the token's lifetime). */
@@ -120,6 +123,14 @@ export function createTokenManager(options: {
         const lifetime = Math.max(0, token.expiresAt - fetchedAt);
         current = { ...token, renewAt: token.expiresAt - Math.min(renewBeforeMs, lifetime / 2) };
         return token.accessToken;
+      } catch (error) {
+        // An early renewal that fails leaves a token with minutes to live: calls go on with it, and
+        // the endpoint is asked again after a pause (not by every call: a failing token endpoint
+        // would be asked back to back). Once the token has expired, the failure is the call's.
+        const held = current;
+        if (held === undefined || clock() >= held.expiresAt) throw error;
+        held.renewAt = Math.min(held.expiresAt, clock() + RENEW_RETRY_MS);
+        return held.accessToken;
       } finally {
         inFlight = undefined;
       }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { TaxsyncError } from '../domain/errors.js';
 import type { AuthedCaller } from './call.js';
 import { ENDPOINTS, endpointLabel, endpointPath, type EndpointName } from './endpoints.js';
 import type { AnswerSchemas } from './parse.js';
@@ -88,6 +89,17 @@ export interface VatClient {
   };
 }
 
+/** A page's link made absolute against the page's own URL (RFC 3986); null when there is none. */
+function absoluteLink(link: string | null | undefined, pageUrl: string, endpoint: string): string | null {
+  if (link === null || link === undefined) return null;
+  try {
+    return new URL(link, pageUrl).toString();
+  } catch {
+    // Ending the paging here would read part of a list as all of it.
+    throw new TaxsyncError('API_BAD_RESPONSE', `${endpoint} answered a paging link taxsync cannot read as a URL`);
+  }
+}
+
 export function createVatClient(caller: AuthedCaller, options: { module: string }): VatClient {
   const path = (name: EndpointName, params: Record<string, string> = {}) => endpointPath(name, { module: options.module, ...params });
   const label = (name: EndpointName) => endpointLabel(name).replace('{module}', options.module);
@@ -103,7 +115,8 @@ export function createVatClient(caller: AuthedCaller, options: { module: string 
     const query = parseRequest(RegistrationListQuery, filters, label(name));
     // A paging link already carries the filters; http.send refuses links to another origin.
     const req = from === undefined ? { method: 'GET' as const, path: path(name), query } : { method: 'GET' as const, path: from };
-    return (await caller.json(req, ANSWERS.registrationPage, { endpoint: label(name) })).data;
+    const { data, url } = await caller.json(req, ANSWERS.registrationPage, { endpoint: label(name) });
+    return { ...data, next: absoluteLink(data.next, url, label(name)), previous: absoluteLink(data.previous, url, label(name)) };
   }
 
   async function readFiling(id: string): Promise<Filing> {
@@ -134,7 +147,18 @@ export function createVatClient(caller: AuthedCaller, options: { module: string 
     },
     async transactionTypes() {
       const name: EndpointName = 'vat.types';
-      return (await caller.json({ method: 'GET', path: path(name) }, ANSWERS.types, { endpoint: label(name) })).data;
+      // A paged list is read to its end: a type on a later page is as real as one on the first.
+      const types: VatTransactionType[] = [];
+      const seen = new Set<string>();
+      let next: string = path(name);
+      for (;;) {
+        const { data, url } = await caller.json({ method: 'GET', path: next }, ANSWERS.types, { endpoint: label(name) });
+        types.push(...data.types);
+        const link = absoluteLink(data.next, url, label(name));
+        if (link === null || seen.has(link)) return types;
+        seen.add(link);
+        next = link;
+      }
     },
     registrations: {
       list: listRegistrations,

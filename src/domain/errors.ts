@@ -79,6 +79,11 @@ export interface TaxsyncErrorOptions {
    * sending, timeout waiting for the answer). Non-idempotent calls must treat this as "maybe done".
    */
   ambiguous?: boolean;
+  /**
+   * True when the call's request certainly never left taxsync (a token could not be had): the
+   * service cannot have processed it, whatever `status` (then the token endpoint's) says.
+   */
+  notSent?: boolean;
 }
 
 /** One request and its answer as an operator may see them: no secrets, bodies truncated. */
@@ -98,6 +103,7 @@ export class TaxsyncError extends Error {
   readonly details: Record<string, unknown> | undefined;
   readonly http: HttpExchange | undefined;
   readonly ambiguous: boolean;
+  readonly notSent: boolean;
 
   constructor(code: ErrorCode, message: string, options: TaxsyncErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -110,6 +116,7 @@ export class TaxsyncError extends Error {
     this.details = options.details;
     this.http = options.http;
     this.ambiguous = options.ambiguous ?? false;
+    this.notSent = options.notSent ?? false;
   }
 
   /** A plain object for logs, job data and dead-letter entries. */
@@ -123,6 +130,7 @@ export class TaxsyncError extends Error {
       ...(this.fields === undefined ? {} : { fields: this.fields }),
       ...(this.status === undefined ? {} : { status: this.status }),
       ...(this.ambiguous ? { ambiguous: true } : {}),
+      ...(this.notSent ? { notSent: true } : {}),
       ...(this.http === undefined ? {} : { http: this.http }),
     };
   }

@@ -3,11 +3,12 @@ import { z } from 'zod';
 /**
  * Fault injection for tests: per-route errors (500/503), 429 with Retry-After, latency before or
  * after processing, connections dropped after the request was processed (the ambiguous case of a
- * non-idempotent POST), and forced token expiry. Randomness comes from a seeded generator, so a
- * seed gives the same faults for the same sequence of requests.
+ * non-idempotent POST), forced token expiry, and raw answers of what stands between a client and
+ * a real service (a proxy's HTML 502, a WAF's 200 page, an empty 500, a gateway's 403). Randomness
+ * comes from a seeded generator, so a seed gives the same faults for the same sequence of requests.
  */
 
-export const FAULT_KINDS = ['error', 'rate_limit', 'latency', 'drop', 'expire_token'] as const;
+export const FAULT_KINDS = ['error', 'rate_limit', 'latency', 'drop', 'expire_token', 'answer'] as const;
 
 export const FaultRule = z.strictObject({
   kind: z.enum(FAULT_KINDS),
@@ -20,14 +21,22 @@ export const FaultRule = z.strictObject({
   /**
    * error: the status to answer (default 500). Any 4xx or 5xx, so a test can also play a service
    * that refuses a permission (403), loses a route (404) or answers outside its contract (418).
+   * answer: the status to answer (default 200), any of 200..599.
    */
-  status: z.number().int().min(400).max(599).optional(),
+  status: z.number().int().min(200).max(599).optional(),
   /** rate_limit (always) and error (when set): the Retry-After header, in seconds. */
   retry_after_s: z.number().int().nonnegative().optional(),
+  /** answer: the body as sent, byte for byte (default none). */
+  body: z.string().optional(),
+  /** answer: headers as sent (`content-type`, `retry-after` as an HTTP date, `www-authenticate`…). */
+  headers: z.record(z.string(), z.string()).optional(),
   /** latency: milliseconds to wait. */
   ms: z.number().int().nonnegative().optional(),
   /** latency: wait before processing (default) or after processing, before answering. */
   phase: z.enum(['before', 'after']).optional(),
+}).refine((rule) => rule.kind !== 'error' || rule.status === undefined || rule.status >= 400, {
+  message: 'an error fault answers a 4xx or 5xx status (a 2xx or 3xx is the answer fault)',
+  path: ['status'],
 });
 export type FaultRule = z.infer<typeof FaultRule>;
 export type FaultRuleInput = z.input<typeof FaultRule>;
@@ -40,8 +49,8 @@ export interface FaultState extends FaultRule {
 export interface FaultDecision {
   latencyBeforeMs: number;
   latencyAfterMs: number;
-  /** Answer this instead of processing. */
-  reject?: { status: number; headers: Record<string, string>; kind: 'error' | 'rate_limit' };
+  /** Answer this instead of processing (`body`: raw text, for `answer`). */
+  reject?: { status: number; headers: Record<string, string>; kind: 'error' | 'rate_limit' | 'answer'; body?: string };
   /** Process, then destroy the connection without an answer. */
   drop: boolean;
   /** Kinds that fired, for the request log. */
@@ -112,6 +121,13 @@ export function createFaults(initial: readonly FaultRuleInput[], initialSeed: nu
           else decision.latencyBeforeMs += rule.ms ?? 0;
         } else if (rule.kind === 'drop') {
           decision.drop = true;
+        } else if (rule.kind === 'answer') {
+          decision.reject = {
+            status: rule.status ?? 200,
+            headers: Object.fromEntries(Object.entries(rule.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])),
+            kind: 'answer',
+            ...(rule.body === undefined ? {} : { body: rule.body }),
+          };
         } else if (rule.kind === 'rate_limit') {
           decision.reject = { status: 429, headers: { 'retry-after': String(rule.retry_after_s ?? 1) }, kind: 'rate_limit' };
         } else {

@@ -126,6 +126,15 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     context.decision = decision;
     context.entry.faults.push(...decision.fired);
     if (decision.latencyBeforeMs > 0) await sleep(decision.latencyBeforeMs);
+    if (decision.reject?.kind === 'answer') {
+      // Byte for byte what the rule says, no content-type of fastify's own: a proxy's page, a WAF's 200, an empty 500.
+      const { status, headers, body } = decision.reject;
+      reply.hijack();
+      reply.raw.writeHead(status, { ...headers, ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }) });
+      reply.raw.end(body);
+      requestLog.finish(context.entry, status, 'answered');
+      return reply;
+    }
     if (decision.reject !== undefined) {
       const { kind, status } = decision.reject;
       const message = kind === 'rate_limit' ? 'rate limited (emulator fault)' : status >= 500 ? 'injected server error (emulator fault)' : `injected ${status} (emulator fault)`;

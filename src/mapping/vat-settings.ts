@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RegistrationType, VAT_RATE_TYPES } from '../api/schemas/vat.js';
+import { REGISTRATION_STATUSES, RegistrationType, VAT_RATE_TYPES } from '../api/schemas/vat.js';
 // The registration as read is what the mapping matches configured registrations against.
 import type { Registration } from '../api/schemas/vat-answers.js';
 import { DECIMAL_PATTERN, Money } from '../domain/money.js';
@@ -229,7 +229,8 @@ export type RegistrationMatch = { ok: true; entity_jurisdiction: string; registr
 /**
  * Finds a configured registration (given by taxable jurisdiction and type) in the service's
  * registrations list, which the caller fetched. Inactive registrations only match when nothing
- * active does (a closed one still files its past periods); two equally good matches are ambiguous.
+ * active does (a closed one still files its past periods), and a status the document does not list
+ * counts before `inactive` and `pending`; two equally good matches are ambiguous.
  */
 export function matchRegistration(r: VatRegistration, list: readonly Registration[]): RegistrationMatch {
   if (r.entity_jurisdiction !== undefined) return { ok: false, reason: `${r.entity_jurisdiction} is configured by UUID: nothing to resolve` };
@@ -241,8 +242,11 @@ export function matchRegistration(r: VatRegistration, list: readonly Registratio
       x.entity_jurisdiction !== undefined &&
       (r.entity === undefined || x.entity_detail?.id?.toLowerCase() === r.entity),
   );
+  // Active first; then a status the document does not list (a later version's `deregistration_pending`
+  // is a registration still open), never taken for inactive; then any.
   const active = candidates.filter((x) => x.status === undefined || x.status === 'active');
-  const pool = active.length > 0 ? active : candidates;
+  const unlisted = candidates.filter((x) => x.status !== undefined && !(REGISTRATION_STATUSES as readonly string[]).includes(x.status));
+  const pool = active.length > 0 ? active : unlisted.length > 0 ? unlisted : candidates;
   const ejs = new Set(pool.map((x) => x.entity_jurisdiction));
   const ref = registrationRef(r);
   if (pool.length === 0 || ejs.size === 0) {

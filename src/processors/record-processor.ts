@@ -48,7 +48,7 @@ export interface RecordProcessorDeps {
    * old (TAXSYNC_COALESCE_MAX_MS), whichever comes first. 0 (the default here) sends at once.
    */
   coalesce?: { windowMs: number; maxMs: number };
-  /** Default pause when a 429 gives no Retry-After. */
+  /** The pause when a 429 gives no Retry-After, and the shortest one whatever it says. @defaultValue 1000 */
   rateLimitFallbackMs?: number;
   /** A refund whose invoice is locked by another refund tries again after about this long. @defaultValue 1000 */
   busyRetryMs?: number;
@@ -150,7 +150,11 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     }
 
     if (error.code === 'API_RATE_LIMITED') {
-      const pauseMs = error.retryAfterMs ?? deps.rateLimitFallbackMs ?? 1_000;
+      // Never shorter than the pause without Retry-After: a `Retry-After: 0` (or a date already
+      // past) from a service that still limits would otherwise retry at once, again and again, and
+      // Redis refuses a pause of 0 ms (SET … PX 0), which failed the job instead of pausing.
+      const fallbackMs = deps.rateLimitFallbackMs ?? 1_000;
+      const pauseMs = Math.max(error.retryAfterMs ?? fallbackMs, fallbackMs, 1);
       await trace(record, { step: 'retry', code: error.code, detail: `rate limited: queue paused ${pauseMs} ms` }, held);
       // Slows the whole queue, not just this job; the job goes back without using an attempt.
       await deps.queue.rateLimit(pauseMs);

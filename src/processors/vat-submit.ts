@@ -104,6 +104,13 @@ async function settleFailure(
     count('rejected');
     throw error;
   }
+  if (error.notSent) {
+    // Never left taxsync (no token could be had): certainly not processed, whatever the token
+    // endpoint answered. The entry is open again; the error's own retry decision stands.
+    await settle({ kind: 'released', note: error.message });
+    count('released');
+    throw error;
+  }
   if (error.status !== undefined && error.status >= 200 && error.status < 300) {
     // Accepted, but the answer did not match the contract: never send it again.
     await settle({ kind: 'confirmed', warnings: false, note: `accepted; unreadable answer: ${error.message}` });

@@ -124,21 +124,45 @@ export function openEnum<const V extends readonly string[]>(_values: V): z.ZodTy
   return z.string();
 }
 
-/** An id of the service's, to send back in a path or a body: any non-empty string (UUIDs per the contract). */
-export const AnswerId = z.string().trim().min(1);
+/**
+ * An id of the service's, to send back in a path or a body: any non-empty string (UUIDs per the
+ * contract), or a whole JSON number read as its digits (a number past 2^53 has lost digits in
+ * JSON.parse and is not read).
+ */
+export const AnswerId = z.union([z.string().trim().min(1), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String)]);
 
 const ANY_DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
+/** Significant digits of a number's shortest spelling ("1.5e-7" → 2, "0.30000000000000004" → 17). */
+function significantDigits(shortest: string): number {
+  const mantissa = shortest.replace(/^-/, '').replace(/e.*$/i, '').replace('.', '');
+  return mantissa.replace(/^0+/, '').replace(/0+$/, '').length || 1;
+}
+
+/**
+ * A JSON number as the decimal the service wrote. A decimal of up to 15 significant digits is the
+ * one a double holds unambiguously, and JavaScript's shortest spelling of that double gives those
+ * digits back exactly (1.5 → "1.5", 190.05 → "190.05"). More digits than that were not kept by
+ * JSON.parse (0.1 + 0.2 spells 0.30000000000000004): such a number is not read.
+ */
+const ExactNumber = z
+  .number()
+  .refine((n) => Number.isFinite(n) && significantDigits(String(n)) <= 15, 'expected a decimal string (a number with more than 15 significant digits is not exact)')
+  .transform((n) => new Money(String(n)).toFixed());
+
 /**
  * A decimal in an answer: any scale ("3.3", "3.300000"), and the spellings decimal libraries print
- * ("0E-8", "+1.5", ".5"), turned into plain notation. A JSON number is not read: its digits were
- * already rounded to binary floating point by JSON.parse.
+ * ("0E-8", "+1.5", ".5"), turned into plain notation; a JSON number as the decimal written, up to
+ * 15 significant digits (ExactNumber). Anything but a plain decimal string is still drift.
  */
-export const AnswerDecimal = z
-  .string()
-  .trim()
-  .regex(ANY_DECIMAL, 'expected a decimal string')
-  .transform((text) => (DECIMAL_PATTERN.test(text) ? text : new Money(text).toFixed()));
+export const AnswerDecimal = z.union([
+  z
+    .string()
+    .trim()
+    .regex(ANY_DECIMAL, 'expected a decimal string')
+    .transform((text) => (DECIMAL_PATTERN.test(text) ? text : new Money(text).toFixed())),
+  ExactNumber,
+]);
 
 /** An array of which only the readable items are kept (an item the schema refuses is dropped; drift reports it). */
 export function readableItems<T extends z.ZodType>(item: T) {

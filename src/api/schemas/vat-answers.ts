@@ -35,11 +35,21 @@ export type VatTransaction = Read<z.infer<typeof VatTransactionAnswer>, Partial<
 export const VatTransactionTypeAnswer = reads({ id: AnswerId, name: z.string().trim().min(1) });
 export type VatTransactionType = Read<z.infer<typeof VatTransactionTypeAnswer>, VatTransactionTypeContract>;
 
-/** The types list as a bare array, `{results: [...]}` or `{data: [...]}`, normalised to an array. */
+/**
+ * A paging link as the service writes it: absolute, relative to the page, or http:// for its own
+ * https host (behind a proxy that ends TLS). The client resolves it against the page's URL and
+ * follows it only to the same service (src/api/http.ts).
+ */
+export const PageLink = z.string().trim().min(1);
+
+/**
+ * The types list as a bare array, `{results: [...]}` (a page, its `next` followed) or
+ * `{data: [...]}`, normalised to the types and the link to the next page.
+ */
 export const VatTransactionTypeListAnswer = z.union([
-  readableItems(VatTransactionTypeAnswer),
-  z.object({ results: readableItems(VatTransactionTypeAnswer) }).transform((body) => body.results),
-  z.object({ data: readableItems(VatTransactionTypeAnswer) }).transform((body) => body.data),
+  readableItems(VatTransactionTypeAnswer).transform((types) => ({ types, next: null })),
+  reads({ results: readableItems(VatTransactionTypeAnswer), next: lenient(PageLink.nullable()) }).transform((body) => ({ types: body.results, next: body.next ?? null })),
+  z.object({ data: readableItems(VatTransactionTypeAnswer) }).transform((body) => ({ types: body.data, next: null })),
 ]);
 
 /**
@@ -59,11 +69,14 @@ export const RegistrationAnswer = reads({
 });
 export type Registration = Read<z.infer<typeof RegistrationAnswer>, RegistrationContract>;
 
-/** A page of registrations; a registration without a readable id is left out; no readable link ends the paging. */
+/**
+ * A page of registrations; a registration without a readable id is left out; no link ends the
+ * paging. The client answers `next` and `previous` resolved to absolute URLs.
+ */
 export const RegistrationPageAnswer = reads({
   count: lenient(z.number()),
-  next: lenient(z.url().nullable()),
-  previous: lenient(z.url().nullable()),
+  next: lenient(PageLink.nullable()),
+  previous: lenient(PageLink.nullable()),
   results: readableItems(RegistrationAnswer),
 });
 export type RegistrationPage = Omit<z.infer<typeof RegistrationPageAnswer>, 'results'> & { results: Registration[] };

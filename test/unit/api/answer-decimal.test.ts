@@ -47,8 +47,26 @@ describe('decimals in answers', () => {
     }
   });
 
-  it('does not read a JSON number, a blank, or what is not a number', () => {
-    for (const bad of [3.3, '', ' ', '1,5', '0x10', 'NaN', 'Infinity', '1e', '--1', '1.2.3']) {
+  it(`reads a JSON number as exactly the decimal written, up to 15 significant digits (seed ${SEED})`, () => {
+    const g = generator(SEED);
+    for (let run = 0; run < RUNS; run++) {
+      const sign = g.int(1) === 1 ? '-' : '';
+      const wholeDigits = g.int(13);
+      const whole = wholeDigits === 0 ? '0' : String(g.int(8) + 1) + g.digits(wholeDigits - 1);
+      const fraction = g.digits(g.int(15 - Math.max(wholeDigits, 1)));
+      const written = `${sign}${whole}${fraction === '' ? '' : `.${fraction}`}`;
+      // What JSON.parse makes of the literal in an answer's body.
+      const read = AnswerDecimal.parse(JSON.parse(written) as number);
+      const where = `seed ${SEED}, run ${run}, ${written} read as ${read}`;
+      expect(DECIMAL_PATTERN.test(read), where).toBe(true);
+      expect(new Money(read).eq(new Money(written)), where).toBe(true);
+    }
+    expect(AnswerDecimal.parse(1e21)).toBe('1000000000000000000000');
+    expect(AnswerDecimal.parse(1.5e-7)).toBe('0.00000015');
+  });
+
+  it('does not read a number with more digits than a double holds, a blank, or what is not a number', () => {
+    for (const bad of [0.1 + 0.2, 2 ** 60 + 1, Number.NaN, '', ' ', '1,5', '0x10', 'NaN', 'Infinity', '1e', '--1', '1.2.3']) {
       expect(AnswerDecimal.safeParse(bad).success, String(bad)).toBe(false);
     }
   });

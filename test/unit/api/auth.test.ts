@@ -9,7 +9,8 @@ import {
   requireBearer,
   useFakeApi,
 } from '../../helpers/api-harness.js';
-import { jsonBody, replyJson } from '../../helpers/fake-api.js';
+import { jsonBody, replyJson, type Handler } from '../../helpers/fake-api.js';
+import { acceptedUnreadable } from '../../../src/api/index.js';
 import type { TaxsyncError } from '../../../src/domain/errors.js';
 
 const CUSTOMER_ID = '3f2b8c1e-4d5a-4b6c-8d7e-9f0a1b2c3d4e';
@@ -17,6 +18,13 @@ const customer = { id: CUSTOMER_ID, source: 'api', external_id: 'c-1' };
 const CUSTOMER_PATH = `/v1/customers/${CUSTOMER_ID}`;
 const START = Date.parse('2025-03-01T10:00:00Z');
 const SECOND = 1_000;
+
+function replyHtml(status: number, html: string): Handler {
+  return (_req, res) => {
+    res.writeHead(status, { 'content-type': 'text/html', 'content-length': String(Buffer.byteLength(html)) });
+    res.end(html);
+  };
+}
 
 /** Everything an operator or a log could see of an error. */
 function everythingShown(error: TaxsyncError): string {
@@ -146,6 +154,44 @@ describe('tokens', () => {
       expect(issuer.issued).toHaveLength(2);
     });
 
+    it('keeps using a token still valid when its early renewal fails, and asks again only after a pause, not on every call', async () => {
+      let now = START;
+      let down = false;
+      const issuer = issueTokens(ctx.api, { expiresIn: 3600 });
+      ctx.api.on('POST /v1/auth/token', (req, res, raw) => (down ? replyJson(503, { error: 'down' })(req, res, raw) : issuer.handler(req, res, raw)));
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, replyJson(200, customer));
+      const { tax } = ctx.connect({ clock: () => now });
+      await tax.customers.get(CUSTOMER_ID);
+
+      // In the renewal window (5 minutes before expiry) the token endpoint is down: the token
+      // still has minutes to live, so calls go on with it.
+      down = true;
+      now = START + 3400 * SECOND;
+      for (let i = 0; i < 5; i++) await expect(tax.customers.get(CUSTOMER_ID)).resolves.toMatchObject({ id: CUSTOMER_ID });
+      expect(ctx.api.requestsTo('POST /v1/auth/token')).toHaveLength(2);
+
+      // After the pause it asks again; once the endpoint is back, the new token is used.
+      down = false;
+      now = START + 3420 * SECOND;
+      await tax.customers.get(CUSTOMER_ID);
+      expect(issuer.issued).toHaveLength(2);
+      expect(bearerOf(ctx.api.requestsTo(`GET ${CUSTOMER_PATH}`).at(-1)!)).toBe(issuer.issued[1]);
+    });
+
+    it('fails the call once the token has really expired and no new one can be had', async () => {
+      let now = START;
+      let down = false;
+      const issuer = issueTokens(ctx.api, { expiresIn: 3600 });
+      ctx.api.on('POST /v1/auth/token', (req, res, raw) => (down ? replyJson(503, { error: 'down' })(req, res, raw) : issuer.handler(req, res, raw)));
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, replyJson(200, customer));
+      const { tax } = ctx.connect({ clock: () => now });
+      await tax.customers.get(CUSTOMER_ID);
+
+      down = true;
+      now = START + 3600 * SECOND;
+      expect((await apiError(tax.customers.get(CUSTOMER_ID))).code).toBe('API_SERVER_ERROR');
+    });
+
     it('honours a configured renew-before margin', async () => {
       let now = START;
       const issuer = issueTokens(ctx.api, { expiresIn: 86_400 });
@@ -219,6 +265,29 @@ describe('tokens', () => {
     });
   });
 
+  describe('a token that cannot be had', () => {
+    // A write whose token fetch failed was never sent: its error must not read as the write's own
+    // answer. Taken as "accepted with an unreadable answer" (a 2xx status), the record would be
+    // marked applied though the tax engine never saw it; taken as "maybe sent", a VAT submission
+    // would be resent and a duplicate answer read as its own acceptance.
+    it.each([
+      ['answers 200 with a login page', replyHtml(200, '<html><body>Sign in</body></html>')],
+      ['answers 200 with an OAuth error and no token', replyJson(200, { error: 'invalid_client' })],
+      ['answers 503', replyJson(503, { error: 'down' })],
+    ])('is not the write answered when the token endpoint %s: nothing was sent', async (_what, tokenAnswer) => {
+      ctx.api.on('POST /v1/auth/token', tokenAnswer);
+      ctx.api.on('PUT /v1/customers/', replyJson(201, customer));
+
+      const error = await apiError(ctx.connect().tax.customers.upsert({ source: 'api', external_id: 'c-1' }));
+
+      expect(ctx.api.requestsTo('PUT /v1/customers/')).toEqual([]);
+      expect(acceptedUnreadable(error)).toBe(false);
+      expect(error).toMatchObject({ notSent: true, ambiguous: false });
+      expect(error.message).toContain('POST /v1/auth/token');
+      expect(everythingShown(error)).not.toContain(CLIENT_SECRET);
+    });
+  });
+
   describe('401 from an API call', () => {
     it('fetches a new token once and retries once with it', async () => {
       ctx.api.on(`GET ${CUSTOMER_PATH}`, requireBearer((token) => token === ctx.tokens.issued[1], replyJson(200, customer)));
@@ -251,6 +320,27 @@ describe('tokens', () => {
       expect(error.http?.response?.status).toBe(401);
       for (const token of ctx.tokens.issued) expect(everythingShown(error)).not.toContain(token);
       expect(everythingShown(error)).not.toContain(CLIENT_SECRET);
+    });
+
+    it('renews on a 403 whose WWW-Authenticate says the token is invalid (a gateway refusing an expired token), and retries with the new one', async () => {
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, (req, res, raw) => {
+        if (bearerOf(req) === ctx.tokens.issued[1]) return replyJson(200, customer)(req, res, raw);
+        return replyJson(403, { message: 'The incoming token has expired' }, { 'www-authenticate': 'Bearer realm="tax", error="invalid_token", error_description="The access token expired"' })(req, res, raw);
+      });
+
+      await expect(ctx.connect().tax.customers.get(CUSTOMER_ID)).resolves.toMatchObject({ id: CUSTOMER_ID });
+
+      expect(ctx.tokens.issued).toHaveLength(2);
+    });
+
+    it('does not renew on a 403 for a missing permission (insufficient_scope, or no challenge): API_FORBIDDEN', async () => {
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, replyJson(403, { detail: 'forbidden' }, { 'www-authenticate': 'Bearer error="insufficient_scope", scope="customers:read"' }));
+      ctx.api.on(`GET /v1/customers/other`, replyJson(403, { detail: 'forbidden' }));
+      const { tax } = ctx.connect();
+
+      expect((await apiError(tax.customers.get(CUSTOMER_ID))).code).toBe('API_FORBIDDEN');
+      expect((await apiError(tax.customers.get('other'))).code).toBe('API_FORBIDDEN');
+      expect(ctx.tokens.issued).toHaveLength(1);
     });
 
     it('retries a VAT submission rejected with 401 once, with the new token', async () => {

@@ -210,6 +210,45 @@ describe('API error classification', () => {
       expect(error.message).toContain(detail);
     });
 
+    // Error bodies in shapes the documents do not show: what other stacks answer (a gateway, a
+    // framework's default, a later version). The operator must still see the message and the
+    // fields in the dead letter, and a duplicate invoice number must still be recognised.
+    it.each([
+      ['errors as a map of fields (Rails, Laravel)', 400, { message: 'The given data was invalid.', errors: { email: ['must be an email'], 'addresses.billing.country': ['unknown country'] } }, 'The given data was invalid.', { email: ['must be an email'], 'addresses.billing.country': ['unknown country'] }],
+      ['errors as one string', 400, { errors: 'source must be one of the known sources' }, 'source must be one of the known sources', undefined],
+      ['field paths with indices, lines[0].amount and lines.0.amount, messages as objects', 422, { error: 'invalid', details: { 'items[0].unit_price': [{ message: 'required', code: 'missing' }], 'items.1.quantity': 'must be positive' } }, 'invalid', { 'items[0].unit_price': ['required'], 'items.1.quantity': ['must be positive'] }],
+      ['nested field errors (a serializer of a list)', 400, { error: 'invalid', details: { items: [{}, { unit_price: ['required'] }] } }, 'invalid', { 'items[1].unit_price': ['required'] }],
+      ['error as an object with message and details', 400, { error: { message: 'Request validation failed', details: { external_id: ['too long'] } } }, 'Request validation failed', { external_id: ['too long'] }],
+      ['errors as a list of {field, message}', 422, { errors: [{ field: 'currency_details.currency', message: 'unknown currency' }, { field: 'transaction_date', message: 'not a date' }] }, undefined, { 'currency_details.currency': ['unknown currency'], transaction_date: ['not a date'] }],
+      ['a list of {loc, msg} (FastAPI)', 422, { detail: [{ loc: ['body', 'items', 0, 'unit_price'], msg: 'field required', type: 'missing' }] }, undefined, { 'items[0].unit_price': ['field required'] }],
+    ])('reads a 4xx whose body has %s: message and fields kept', async (_what, status, body, message, fields) => {
+      ctx.api.on('PUT /v1/transactions/', replyJson(status, body));
+
+      const error = await apiError(ctx.connect().tax.transactions.upsert({ source: 'api', external_id: 'inv-1' }));
+
+      expect(error.code).toBe('API_INVALID');
+      if (message !== undefined) expect(error.message).toContain(message);
+      expect(error.fields).toEqual(fields);
+      if (fields !== undefined) for (const field of Object.keys(fields)) expect(error.message).toContain(field);
+    });
+
+    it('reads a registration 400 whose body is the map of field errors itself (Django REST framework)', async () => {
+      ctx.api.on('POST /registrations/v1/registrations/', replyJson(400, { number: ['Ensure this field has no more than 20 characters.'], iban: ['Enter a valid IBAN.'] }));
+
+      const error = await apiError(ctx.connect().vat.registrations.create({ taxable_jurisdiction: 'DE', entity: 'c0ffee00-1234-4abc-9def-0123456789ab' }));
+
+      expect(error.code).toBe('API_INVALID');
+      expect(error.fields).toEqual({ number: ['Ensure this field has no more than 20 characters.'], iban: ['Enter a valid IBAN.'] });
+    });
+
+    it('recognises a duplicate invoice number whose field error comes under errors', async () => {
+      ctx.api.on(`POST ${VAT_PATH}`, replyJson(422, { error: 'Validation failed', errors: { invoice_number: ['already used for this entity jurisdiction'] } }));
+
+      const error = await apiError(ctx.connect().vat.submitTransaction(vatRequest));
+
+      expect(error.code).toBe('VAT_DUPLICATE');
+    });
+
     it('turns 403 into API_FORBIDDEN, not retryable', async () => {
       ctx.api.on(`PATCH ${REGISTRATION_PATH}`, replyJson(403, { detail: 'You lack REGISTRATION_EDIT' }));
 

@@ -97,7 +97,7 @@ const RECORD_KINDS = [
  * A cursor-paged list over `records`, `size` per page: cursor `cur-<i>` points at record i;
  * `after` pages forward from it, `before` pages back from it.
  */
-function cursorPaged(records: unknown[], size: number): Handler {
+function cursorPaged(records: unknown[], size: number, rewrite: (cursors: Record<string, unknown>) => unknown = (cursors) => cursors): Handler {
   return (req, res) => {
     const after = req.query.get('after');
     const before = req.query.get('before');
@@ -107,13 +107,13 @@ function cursorPaged(records: unknown[], size: number): Handler {
     const data = records.slice(start, Math.min(end, records.length));
     answerJson(res, 200, {
       data,
-      cursors: {
+      cursors: rewrite({
         after: data.length > 0 ? `cur-${start + data.length - 1}` : null,
         before: data.length > 0 ? `cur-${start}` : null,
         has_next: start + data.length < records.length,
         has_previous: start > 0,
         limit: size,
-      },
+      }),
     });
   };
 }
@@ -238,6 +238,19 @@ describe('tax engine client', () => {
     });
   });
 
+  it.each([
+    ['leaves has_next out (it writes has_more)', (cursors: Record<string, unknown>) => ({ after: cursors.after, before: cursors.before, has_more: cursors.has_next })],
+    ['writes has_next as a string', (cursors: Record<string, unknown>) => ({ ...cursors, has_next: String(cursors.has_next) })],
+  ])('follows cursors.after to the end of the list when the service %s, instead of stopping after page 1', async (_what, rewrite) => {
+    const records = [0, 1, 2, 3, 4].map((i) => ({ ...customerResponse, id: uuid(100 + i), external_id: `c-${i}` }));
+    ctx.api.on('GET /v1/customers/', cursorPaged(records, 2, rewrite));
+
+    const seen: string[] = [];
+    for await (const customer of ctx.connect().tax.customers.iterate({ limit: 2 })) seen.push(customer.external_id!);
+
+    expect(seen).toEqual(['c-0', 'c-1', 'c-2', 'c-3', 'c-4']);
+  });
+
   it('stops paging when the service repeats a cursor instead of looping', async () => {
     ctx.api.on('GET /v1/customers/', replyJson(200, { data: [customerResponse], cursors: { after: 'same', before: null, has_next: true, has_previous: false, limit: 1 } }));
 
@@ -304,13 +317,14 @@ describe('tax engine client', () => {
     expect(error.http?.response?.body).toBe('<html>maintenance</html>');
   });
 
-  it('reads a decimal that arrives as a JSON number as absent (its digits were rounded by JSON.parse), without failing the read', async () => {
-    ctx.api.on('GET /v1/transactions/x', replyJson(200, { ...transactionResponse, tax: { total_tax: 3.3 } }));
+  it('reads a decimal that arrives as a JSON number as written, and one with more digits than JSON.parse kept as absent, without failing the read', async () => {
+    ctx.api.on('GET /v1/transactions/x', replyJson(200, { ...transactionResponse, tax: { total_tax: 3.3 }, amounts: { final_transaction_amount: 0.1 + 0.2 } }));
 
     const read = await ctx.connect().tax.transactions.get('x');
 
     expect(read.id).toBe(TRANSACTION_ID);
-    expect(read.tax?.total_tax).toBeUndefined();
+    expect(read.tax?.total_tax).toBe('3.3');
+    expect(read.amounts?.final_transaction_amount).toBeUndefined();
   });
 
   describe('exemptions', () => {

@@ -3,6 +3,7 @@ import { createDriftReporter, type DriftFinding, type TransactionRequest, type V
 import { createMetrics } from '../../../src/observability/metrics.js';
 import { useFakeApi } from '../../helpers/api-harness.js';
 import { replyJson } from '../../helpers/fake-api.js';
+import { parseReportingPeriod, reconcile } from '../../../src/vat-ops/reconcile.js';
 
 /**
  * The clients against answers an independent implementation of both services may give, each
@@ -259,6 +260,68 @@ describe('reading answers tolerantly', () => {
     // Any scale is the contract's own; only the exponent spelling differs from it.
     const ofNumbers = drift.filter((d) => /^(tax|amounts|refund_info)\./.test(d.path));
     expect(ofNumbers.map((d) => `${d.path} ${d.kind}`)).toEqual(['amounts.final_transaction_amount wrong_type']);
+  });
+
+  it('reads amounts written as JSON numbers exactly (total_tax 1.5 is "1.5"), reporting them as drift', async () => {
+    // Many tax services write amounts as JSON numbers. Up to 15 significant digits a number holds
+    // exactly the decimal that was written; read as absent, an invoice taxsync never received
+    // could not give its refund a share (MAPPING_INVALID), and a tax-inclusive one lost its tax.
+    ctx.api.on(
+      'GET /v1/transactions/api/INV-UK-77',
+      replyJson(200, ukTransaction({ is_tax_inclusive: true, tax: { total_tax: 1.5, effective_tax_rate: 0.0825 }, amounts: { total_items_amount: 110.5, final_transaction_amount: 1e2 } })),
+    );
+
+    const read = await connect().tax.transactions.getByKey('api', 'INV-UK-77');
+
+    expect(read.tax?.total_tax).toBe('1.5');
+    expect(read.amounts).toMatchObject({ total_items_amount: '110.5', final_transaction_amount: '100' });
+    expect(driftAt('tax.total_tax')).toEqual(['GET /v1/transactions/{source}/{external_id} wrong_type']);
+  });
+
+  it('reads draft return box values written as JSON numbers, so vat reconcile matches a filing that holds the ledger exactly', async () => {
+    const FILING = 'f1f1f1f1-2222-4333-8444-555566667777';
+    const box = (n: string, value: number) => ({ box_number: n, description: `box ${n}`, value, currency: 'EUR' });
+    ctx.api.on(
+      `GET /api/filing/v1/filings/${FILING}/draft-return-boxes/`,
+      replyJson(200, {
+        boxes: [box('1', 190.05), box('2', 0), box('3', 190.05), box('4', 0), box('5', 190.05), box('6', 1000.25), box('7', 0), box('8', 0), box('9', 1)],
+        total_vat_due: 190.05,
+        reporting_period: '2025-01-01/2025-03-31',
+      }),
+    );
+
+    const boxes = await connect().vat.filings.draftReturnBoxes(FILING);
+    const report = reconcile({
+      period: parseReportingPeriod('2025-Q1'),
+      entries: [
+        {
+          entity_jurisdiction: ENTITY_JURISDICTION,
+          invoice_number: 'RE-2025-0001',
+          entry: { state: 'confirmed', ambiguous: false, attempts: 1, resends: 0, reporting_period: '2025-01-01', net: '1000.25', vat: '190.05', currency: 'EUR' },
+        },
+      ],
+      filing: { id: FILING, currency: 'EUR', entity_jurisdiction: ENTITY_JURISDICTION, boxes },
+    });
+
+    expect(boxes.boxes.find((b) => b.box_number === '1')?.value).toBe('190.05');
+    expect(report.differences).toEqual([]);
+    expect(report.matches).toBe(true);
+  });
+
+  it('reads an id written as a JSON number as its digits, so a refund of that invoice can name it in created_from', async () => {
+    ctx.api.on('GET /v1/transactions/api/INV-UK-77', replyJson(200, ukTransaction({ id: 418_2031 })));
+    ctx.api.on('PUT /v1/customers/', replyJson(201, { id: 77, source: 'api', external_id: 'C-77' }));
+    const clients = connect();
+
+    const original = await clients.tax.transactions.getByKey('api', 'INV-UK-77');
+    const customer = await clients.tax.customers.upsert({ source: 'api', external_id: 'C-77' });
+
+    expect(original.id).toBe('4182031');
+    expect(customer.id).toBe('77');
+    expect(driftAt('id')).toContain('GET /v1/transactions/{source}/{external_id} wrong_type');
+    // Beyond 2^53 a number has lost digits in JSON.parse: not an id taxsync can send back.
+    ctx.api.on('GET /v1/transactions/api/INV-BIG', replyJson(200, ukTransaction({ id: 2 ** 60 + 1 })));
+    await expect(clients.tax.transactions.getByKey('api', 'INV-BIG')).rejects.toMatchObject({ code: 'API_BAD_RESPONSE' });
   });
 
   it('reads a JSON answer that starts with a byte-order mark and says it is text/plain', async () => {

@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { RegistrationListQuery, VatTransactionRequest } from '../../../src/api/index.js';
 import { apiError, useFakeApi } from '../../helpers/api-harness.js';
@@ -164,6 +166,22 @@ describe('VAT client', () => {
 
       await expect(ctx.connect().vat.transactionTypes()).resolves.toEqual(types);
     });
+
+    it('reads every page of a paged list, following next (a type on page 2 is still known)', async () => {
+      // The shape the registration list has, with a page size smaller than the list.
+      ctx.api.on('GET /api/vat/v1/transaction-types/', (req, res) => {
+        const page = req.query.get('page') ?? '1';
+        answerJson(res, 200, {
+          count: 2,
+          next: page === '1' ? `${ctx.api.url}/api/vat/v1/transaction-types/?page=2` : null,
+          previous: page === '1' ? null : `${ctx.api.url}/api/vat/v1/transaction-types/`,
+          results: page === '1' ? [types[0]] : [types[1]],
+        });
+      });
+
+      await expect(ctx.connect().vat.transactionTypes()).resolves.toEqual(types);
+      expect(ctx.api.requestsTo('GET /api/vat/v1/transaction-types/').map((r) => r.query.get('page'))).toEqual([null, '2']);
+    });
   });
 
   describe('registrations', () => {
@@ -252,6 +270,80 @@ describe('VAT client', () => {
       expect(error.message).toContain(foreign.url);
       expect(seen).toEqual([REGISTRATION_ID]);
       expect(foreign.requests).toEqual([]);
+    });
+
+    it('follows a relative next link, resolved against the page it came from', async () => {
+      ctx.api.on(`GET ${REGISTRATIONS_PATH}`, (req, res) => {
+        const page = req.query.get('page') ?? '1';
+        answerJson(res, 200, {
+          count: 2,
+          next: page === '1' ? `${REGISTRATIONS_PATH}?page=2` : null,
+          previous: page === '1' ? null : REGISTRATIONS_PATH,
+          results: [{ ...registration, id: uuid(Number(page)), number: `P${page}` }],
+        });
+      });
+
+      const numbers: string[] = [];
+      for await (const r of ctx.connect().vat.registrations.iterate()) numbers.push(r.number!);
+
+      expect(numbers).toEqual(['P1', 'P2']);
+    });
+
+    /**
+     * https://vat.example.com as the fake server behind a proxy that ends TLS: every connection the
+     * client opens lands on the fake server; `connections` records what the client asked for.
+     */
+    function behindProxy(connections: string[]): Agent {
+      return new Agent({
+        connect: (options, callback) => {
+          connections.push(`${options.protocol}//${options.hostname}:${options.port || '(default)'}`);
+          const socket = connect(ctx.api.port, '127.0.0.1');
+          socket.once('connect', () => callback(null, socket));
+          socket.once('error', (error) => callback(error, null));
+        },
+      });
+    }
+
+    it('follows an http:// next link to its own https host over https (a service behind a proxy that ends TLS writes its links so)', async () => {
+      const connections: string[] = [];
+      const dispatcher = behindProxy(connections);
+      try {
+        ctx.api.on(`GET ${REGISTRATIONS_PATH}`, (req, res) => {
+          const page = req.query.get('page') ?? '1';
+          answerJson(res, 200, {
+            count: 2,
+            next: page === '1' ? `http://vat.example.com${REGISTRATIONS_PATH}?page=2` : null,
+            previous: page === '1' ? null : `http://vat.example.com${REGISTRATIONS_PATH}`,
+            results: [{ ...registration, id: uuid(Number(page)), number: `P${page}` }],
+          });
+        });
+
+        const numbers: string[] = [];
+        for await (const r of ctx.connect({ taxUrl: 'https://vat.example.com', dispatcher }).vat.registrations.iterate()) numbers.push(r.number!);
+
+        expect(numbers).toEqual(['P1', 'P2']);
+        expect(ctx.api.requestsTo(`GET ${REGISTRATIONS_PATH}`).map((r) => r.query.get('page'))).toEqual([null, '2']);
+        // Never a plain-http connection: the token went only over https.
+        expect(new Set(connections)).toEqual(new Set(['https://vat.example.com:(default)']));
+      } finally {
+        await dispatcher.close();
+      }
+    });
+
+    it('refuses an http:// link to its own https host on another port (never plain http, never another service)', async () => {
+      const connections: string[] = [];
+      const dispatcher = behindProxy(connections);
+      try {
+        const error = await apiError(
+          ctx.connect({ taxUrl: 'https://vat.example.com', dispatcher }).vat.registrations.list({ from: `http://vat.example.com:8000${REGISTRATIONS_PATH}?page=2` }),
+        );
+
+        expect(error.code).toBe('API_BAD_RESPONSE');
+        expect(ctx.api.requestsTo(`GET ${REGISTRATIONS_PATH}`)).toEqual([]);
+        expect(connections.every((c) => c.startsWith('https://vat.example.com:'))).toBe(true);
+      } finally {
+        await dispatcher.close();
+      }
     });
 
     it('refuses a link that switches the scheme of the same host', async () => {

@@ -106,6 +106,16 @@ describe('matchRegistration: a registration configured by taxable jurisdiction, 
     expect(matchRegistration(oss, list)).toMatchObject({ ok: true, entity_jurisdiction: 'bbbbbbbb-0000-4000-8000-000000000003' });
   });
 
+  it('prefers a registration whose status is a value added later over one the service calls inactive or pending', () => {
+    // A closing registration shows a status the document does not list (`deregistration_pending`)
+    // while its closed predecessor is `inactive`: the one still open is the one filed under.
+    const closed = reg('11111111-0000-4000-8000-000000000006', 'DE', 'standard', 'dddddddd-0000-4000-8000-000000000001', { status: 'inactive' });
+    const closing = reg('11111111-0000-4000-8000-000000000007', 'DE', 'standard', 'dddddddd-0000-4000-8000-000000000002', { status: 'deregistration_pending' });
+    const future = reg('11111111-0000-4000-8000-000000000008', 'DE', 'standard', 'dddddddd-0000-4000-8000-000000000003', { status: 'pending' });
+    expect(matchRegistration(standard, [closed, closing])).toMatchObject({ ok: true, entity_jurisdiction: 'dddddddd-0000-4000-8000-000000000002' });
+    expect(matchRegistration(standard, [future, closing, closed])).toMatchObject({ ok: true, entity_jurisdiction: 'dddddddd-0000-4000-8000-000000000002' });
+  });
+
   it('reports a missing and an ambiguous registration; an entity narrows the match', () => {
     expect(matchRegistration(oss, [])).toMatchObject({ ok: false, reason: expect.stringMatching(/no registration DE\/one_stop_shop/) });
     const two = [
