@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
 import type { DriftObserver } from './drift.js';
 import { errorFromResponse } from './errors.js';
 import type { HttpClient, HttpRequest, HttpResponse } from './http.js';
@@ -24,6 +25,29 @@ export interface AuthedCaller {
  */
 export const MAX_RENEWALS = 2;
 
+/**
+ * A token that could not be fetched means the call itself never left. The token endpoint's failure
+ * keeps its code, retry decision, wait, status and exchange (what the operator needs) and is marked
+ * `notSent`, without its ambiguity: the status and the ambiguity describe the token request, and
+ * read as the call's they would make a non-idempotent write (a VAT submission) look accepted (a 2xx
+ * token answer taxsync cannot read) or possibly landed (a token request that timed out) when it was
+ * never sent.
+ */
+export function tokenFailure(error: unknown, endpoint: string): TaxsyncError {
+  const cause = isTaxsyncError(error)
+    ? error
+    : new TaxsyncError('INTERNAL_ERROR', `fetching a token failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return new TaxsyncError(cause.code, `${endpoint} not sent: no token: ${cause.message}`, {
+    cause,
+    retryable: cause.retryable,
+    notSent: true,
+    ...(cause.status === undefined ? {} : { status: cause.status }),
+    ...(cause.retryAfterMs === undefined ? {} : { retryAfterMs: cause.retryAfterMs }),
+    ...(cause.fields === undefined ? {} : { fields: cause.fields }),
+    ...(cause.http === undefined ? {} : { http: cause.http }),
+  });
+}
+
 export function createAuthedCaller(
   http: HttpClient,
   tokens: TokenManager,
@@ -34,13 +58,20 @@ export function createAuthedCaller(
     req: Omit<HttpRequest, 'bearer'>,
     options: { endpoint: string; vatSubmission?: boolean },
   ): Promise<HttpResponse> {
-    let token = await tokens.get();
+    const bearer = async (): Promise<string> => {
+      try {
+        return await tokens.get();
+      } catch (error) {
+        throw tokenFailure(error, options.endpoint);
+      }
+    };
+    let token = await bearer();
     const sendOnce = (bearer: string) => observeCall(observe.onCall, { service, endpoint: options.endpoint }, () => http.send({ ...req, bearer }));
     let res = await sendOnce(token);
     for (let renewals = 0; res.status === 401 && renewals < MAX_RENEWALS; renewals++) {
       // A token revoked or expired early: renew (once for all callers holding it) and retry.
       tokens.invalidate(token);
-      token = await tokens.get();
+      token = await bearer();
       res = await sendOnce(token);
     }
     if (res.status < 200 || res.status >= 300) {

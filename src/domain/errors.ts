@@ -79,6 +79,13 @@ export interface TaxsyncErrorOptions {
    * sending, timeout waiting for the answer). Non-idempotent calls must treat this as "maybe done".
    */
   ambiguous?: boolean;
+  /**
+   * True when the request certainly never left (its token could not be fetched, the connection
+   * was refused, the body failed its schema): even a non-idempotent call was not made. The
+   * status, fields and exchange then describe what failed first (the token endpoint's answer),
+   * never an answer to the call itself: a 2xx status here is no acceptance.
+   */
+  notSent?: boolean;
 }
 
 /** One request and its answer as an operator may see them: no secrets, bodies truncated. */
@@ -98,6 +105,7 @@ export class TaxsyncError extends Error {
   readonly details: Record<string, unknown> | undefined;
   readonly http: HttpExchange | undefined;
   readonly ambiguous: boolean;
+  readonly notSent: boolean;
 
   constructor(code: ErrorCode, message: string, options: TaxsyncErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -110,6 +118,7 @@ export class TaxsyncError extends Error {
     this.details = options.details;
     this.http = options.http;
     this.ambiguous = options.ambiguous ?? false;
+    this.notSent = options.notSent ?? false;
   }
 
   /** A plain object for logs, job data and dead-letter entries. */
@@ -123,6 +132,7 @@ export class TaxsyncError extends Error {
       ...(this.fields === undefined ? {} : { fields: this.fields }),
       ...(this.status === undefined ? {} : { status: this.status }),
       ...(this.ambiguous ? { ambiguous: true } : {}),
+      ...(this.notSent ? { notSent: true } : {}),
       ...(this.http === undefined ? {} : { http: this.http }),
     };
   }

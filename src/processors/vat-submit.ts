@@ -94,6 +94,14 @@ async function settleFailure(
   settle: (outcome: Outcome) => Promise<void>,
   count: (outcome: VatSubmissionOutcome) => void,
 ): Promise<string> {
+  if (error.notSent) {
+    // The request never left (no token, a refused connection, a body its schema refuses): this
+    // attempt changed nothing at the service, whatever the status or ambiguity of what failed
+    // first. The entry is open again (unknown when an earlier attempt was ambiguous).
+    await settle({ kind: 'released', note: error.message });
+    count('released');
+    throw error;
+  }
   if (error.code === 'VAT_DUPLICATE') {
     if (claim.ambiguous) {
       await settle({ kind: 'confirmed', warnings: false, note: 'accepted by an earlier attempt whose answer was lost (duplicate answer to the same body)' });
