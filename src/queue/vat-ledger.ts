@@ -21,8 +21,8 @@ import { BEGIN, OPERATOR, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
  * - Every attempt holds a token and a lease: the answer is written only while the token is still
  *   the entry's (a worker that stalled past its lease and resumes is refused, counted, and sends
  *   nothing); an in_flight entry whose lease ran out counts as unknown.
- * - Open entries (in flight, unknown) are indexed by when they next need attention, so a sweep
- *   finds those whose job is gone (src/vat-ops/resolver.ts).
+ * - Open entries (in flight, unknown, pending) are indexed by when they next need attention, so a
+ *   sweep finds those whose job is gone (src/vat-ops/resolver.ts).
  * - Each entry keeps its history of attempts (time, outcome, body hash) for `trace` and operators.
  */
 export const LEDGER_STATES = ['pending', 'in_flight', 'unknown', 'unresolved', 'confirmed', 'rejected'] as const;
@@ -126,7 +126,7 @@ export interface VatLedger {
   countByState(): Promise<Record<LedgerState, number>>;
   /** The entries of one record (an invoice split by rate has several, supplements too). */
   forRecord(record: string): Promise<LedgerEntry[]>;
-  /** Open entries (in flight, unknown) due for attention at `now`: their keys, oldest first. */
+  /** Open entries (in flight, unknown, pending) due for attention at `now`: their keys, oldest first. */
   due(now: number, limit: number): Promise<string[]>;
   /** The entry under a key from due(). */
   byKey(key: string): Promise<LedgerEntry | undefined>;
