@@ -136,3 +136,17 @@ redis.call('RPUSH', KEYS[2], cjson.encode({at = ARGV[3], attempt = tonumber(e[3]
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[5]), -1)
 return {'ok', state}
 `;
+
+// An operator replay of a rejected submission: back to pending, in one step, so it can never
+// overwrite an attempt that claimed the entry meanwhile (a job sending a changed body).
+// KEYS: 1 entry, 2 history, 3 open index. ARGV: 1 iso now, 2 now ms, 3 history max.
+// Returns 1 when reopened, 0 when the entry is not rejected.
+export const REOPEN = `
+local e = redis.call('HMGET', KEYS[1], 'state', 'attempts', 'body_hash')
+if e[1] ~= 'rejected' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'pending', 'note', 'reopened for a replay', 'updated_at', ARGV[1])
+redis.call('ZADD', KEYS[3], tonumber(ARGV[2]), KEYS[1])
+redis.call('RPUSH', KEYS[2], cjson.encode({at = ARGV[1], attempt = tonumber(e[2] or '0'), outcome = 'reopened', body_hash = e[3] or ''}))
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1)
+return 1
+`;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RedisClient } from './connection.js';
 import type { Keys } from './keys.js';
-import { BEGIN, OPERATOR, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
+import { BEGIN, OPERATOR, REOPEN, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
 
 /**
  * The VAT submission ledger (DESIGN.md invariant 5; docs/vat.md, "The ledger"). POST
@@ -61,7 +61,7 @@ export type LedgerEntry = z.infer<typeof LedgerEntry>;
 export const LedgerAttempt = z.object({
   at: z.string(),
   attempt: z.number().int(),
-  /** sent, resent, confirmed, unknown, released, rejected, unresolved, fenced:<outcome>, operator:<action>. */
+  /** sent, resent, confirmed, unknown, released, rejected, unresolved, reopened, fenced:<outcome>, operator:<action>. */
   outcome: z.string(),
   body_hash: z.string().optional(),
   note: z.string().optional(),
@@ -292,10 +292,9 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
       return Number(done) === 1;
     },
     async reopen(ej, invoice) {
-      const entry = await read(key(ej, invoice));
-      if (entry?.state !== 'rejected') return false;
-      await redis.hset(key(ej, invoice), { state: 'pending', note: 'reopened for a replay', updated_at: clock().toISOString() });
-      return true;
+      const now = clock();
+      const entryKey = key(ej, invoice);
+      return Number(await redis.eval(REOPEN, 3, entryKey, historyKey(entryKey), openKey, now.toISOString(), now.getTime(), HISTORY_MAX)) === 1;
     },
     async operator(ej, invoice, action, actor) {
       const now = clock();
