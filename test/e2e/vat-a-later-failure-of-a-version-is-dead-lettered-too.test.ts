@@ -1,4 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { parseSettings } from '../../src/config/settings.js';
+import { createDlqDeps } from '../../src/dead-letters/open.js';
+import { replayEntry } from '../../src/dead-letters/service.js';
 import { recordKeyString } from '../../src/domain/record-key.js';
 import { createRequeuer } from '../../src/queue/requeue.js';
 import { createVatResolver } from '../../src/vat-ops/resolver.js';
@@ -36,6 +40,24 @@ describe('a later, different failure of a version already dead-lettered is dead-
     const correction = (await rig.deadLettersOf(refund)).find((l) => l.error.code === 'VAT_CORRECTION_REQUIRED');
     // the refund takes back 10.00 net and 1.90 VAT (10.00 × 0.19), 11.90 gross, of what INV-LATE filed
     expect(correction?.error.fields, 'the correction of the refund').toMatchObject({ net: ['INV-LATE: -10.00'], vat: ['INV-LATE: -1.90'], gross: ['INV-LATE: -11.90'] });
+  });
+
+  it('drops the refund\'s missing-invoice entry once its correction is stated, so replaying it cannot state the correction twice', async () => {
+    rig = await createVatRig({ url: ctx.url, prefix: ctx.prefix });
+    const refund = vatRecord('R-LATE2');
+    await rig.accept(refundEvent('R-LATE2', 'INV-LATE2', '10.00', '1.90'));
+    expect((await rig.settle(refund, 200)).kind).toBe('dead-lettered');
+    await rig.accept(invoiceEvent('INV-LATE2', 1, [['100.00', '0.19']]));
+    expect((await rig.settle(vatRecord('INV-LATE2'))).kind).toBe('applied');
+    expect((await rig.settle(refund)).kind).toBe('dead-lettered');
+    // The operator corrects the filing and discards the correction, as operations.md says…
+    const letters = await rig.deadLettersOf(refund);
+    await rig.deadLetters.remove(letters.filter((l) => l.error.code === 'VAT_CORRECTION_REQUIRED').map((l) => l.id));
+    // …and replays whatever else the refund left, as each entry's own message says.
+    const deps = createDlqDeps(rig.redis, rig.queues, loadConfig({ TAXSYNC_PREFIX: ctx.prefix }), parseSettings({}));
+    for (const letter of await rig.deadLettersOf(refund)) await replayEntry(deps, letter, 'ops@example.com');
+    await rig.settle(refund);
+    expect((await rig.deadLettersOf(refund)).map((l) => l.error.code), 'the same correction stated a second time').toEqual([]);
   });
 
   it('dead-letters VAT_OUTCOME_UNRESOLVED for a version first dead-lettered by a refusal that left its outcome unknown', async () => {
