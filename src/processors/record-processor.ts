@@ -64,6 +64,9 @@ export interface RecordProcessorDeps {
 
 export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
 
+/** The codes of a wait that ran out: what the version waited for never came. */
+const WAITING_CODES: ReadonlySet<string> = new Set(['WAITING_EXPIRED', 'REFUND_ORIGINAL_MISSING']);
+
 /**
  * The loop every record queue runs: read the newest state, let the handler call the API, mark the
  * version applied, and go again while newer events arrived meanwhile (so an update that lands
@@ -127,6 +130,12 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       first_failed_at: state?.firstFailedAt ?? now,
       last_failed_at: now,
     });
+    if (record && state && !WAITING_CODES.has(error.code)) {
+      // This version got past a wait it once gave up on (what it waited for came, and it was run
+      // again): that entry is obsolete, and replaying it as its message says would decide the
+      // version once more (a refund's correction stated twice). Removed after the new entry is in.
+      await deps.deadLetters.remove([...WAITING_CODES].map((code) => entryId(job, record, state, code)));
+    }
     if (record && state) {
       await deps.records.markApplied(record, state.seq, state.event, clock(), {
         fields: { first_failed_at: null, waiting_since: null, create_pending: null, sent_hash: null },
