@@ -8,6 +8,7 @@ import {
   inVatScope,
   mapVatSubmission,
   matchRegistration,
+  netAmount,
   planVat,
   refundCorrection,
   undoCorrection,
@@ -275,15 +276,20 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     return { kind: 'change', from: { amount: stated.amount, ...(stated.tax_amount === undefined ? {} : { tax_amount: stated.tax_amount }) } };
   }
 
-  /** The refund's correction, or — its amounts changed after a correction was reported — the undo of that one and the new one. */
-  function refundCorrections(data: RefundData, filed: readonly FiledSubmission[], reason: string, from: TakenBack | undefined): PartCorrection[] {
-    if (from === undefined) return [refundCorrection(data, filed, reason)];
+  /**
+   * The refund's correction, or — its amounts changed after a correction was reported — the undo
+   * of that one and the new one. `inclusive`: the invoice's prices include tax, so a refund priced
+   * as its invoice (Shopify's) has its tax in `amount`, and its net is `amount` less that tax.
+   */
+  function refundCorrections(data: RefundData, filed: readonly FiledSubmission[], reason: string, from: TakenBack | undefined, inclusive: boolean): PartCorrection[] {
+    const correct = (refund: RefundData, why: string) => refundCorrection({ ...refund, amount: netAmount(refund, inclusive) }, filed, why);
+    if (from === undefined) return [correct(data, reason)];
     const before: RefundData = { ...data, amount: new Money(from.amount) };
     if (from.tax_amount === undefined) delete before.tax_amount;
     else before.tax_amount = new Money(from.tax_amount);
     return [
-      undoCorrection(refundCorrection(before, filed, `${reason}; its amounts changed after its correction was reported: undo that one (net ${from.amount})`)),
-      refundCorrection(data, filed, `${reason} (its amounts now)`),
+      undoCorrection(correct(before, `${reason}; its amounts changed after its correction was reported: undo that one (amount ${from.amount})`)),
+      correct(data, `${reason} (its amounts now)`),
     ];
   }
 
@@ -307,7 +313,7 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       if (earlier?.kind === 'stated') return { kind: 'done', detail: `nothing sent: ${what}: its VAT correction was reported for ${earlier.by}, with the same amounts` };
       const from = earlier?.kind === 'change' ? earlier.from : undefined;
       const reason = undo ? 'a credit with no invoice was cancelled: undo its correction if it was made' : 'a credit with no invoice reduces VAT';
-      const error = correctionRequired(what, undo ? [undoCorrection(refundCorrection(data, [], reason))] : refundCorrections(data, [], reason, from));
+      const error = correctionRequired(what, undo ? [undoCorrection(refundCorrection(data, [], reason))] : refundCorrections(data, [], reason, from, false));
       await deps.ledger.noteRefund(self, self, undo ? 'undone' : 'corrected', undo ? undefined : statedBy(event.id, data, from));
       throw error;
     }
@@ -346,7 +352,9 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     }
     if (data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: the refund states no amount` };
     const reason = undo ? `refund ${ctx.record.external_id} of ${of} was cancelled: undo its correction if it was made` : `refund ${ctx.record.external_id} of ${of} takes back VAT that was filed`;
-    const error = correctionRequired(what, undo ? [undoCorrection(refundCorrection(data, filed, reason))] : refundCorrections(data, filed, reason, from));
+    const inclusive = latest?.type === 'invoice.upserted' && latest.data.tax_inclusive === true;
+    const corrections = refundCorrections(data, filed, reason, undo ? undefined : from, inclusive);
+    const error = correctionRequired(what, undo ? corrections.map(undoCorrection) : corrections);
     await deps.ledger.noteRefund(invoiceRecord, refundRecord, undo ? 'undone' : 'corrected', undo ? undefined : statedBy(event.id, data, from));
     throw error;
   }
