@@ -79,4 +79,43 @@ describe('a released VAT claim whose job is gone is brought back by the resolver
     expect(Object.fromEntries(rig.accepted())).toEqual({ 'INV-OUT': { net: '100.00', vat: '19.00', gross: '119.00', count: 1 } });
     expect((await rig.ledger.forRecord(recordKeyString(record)))[0]?.state).toBe('confirmed');
   });
+
+  it('brings back a claim whose record now fails before it is sent less and less often', async () => {
+    rig = await createVatRig({ url: ctx.url, prefix: ctx.prefix, attempts: 1 });
+    const record = vatRecord('INV-BAD');
+    await rig.accept(invoiceEvent('INV-BAD', 1, [['100.00', '0.19']]));
+    rig.emulator.faults.set([{ kind: 'error', route: 'vat.submit', status: 401 }]);
+    expect((await rig.run(record)).kind).toBe('dead-lettered');
+    rig.emulator.faults.clear();
+    // The next version cannot be mapped (its credit line outweighs the rest: a negative net, which
+    // the service cannot take): every run ends before the claim.
+    await rig.accept(invoiceEvent('INV-BAD', 2, [['10.00', '0.19'], ['-50.00', '0.19']]));
+    expect((await rig.run(record)).kind).toBe('dead-lettered');
+    expect((await rig.deadLettersOf(record)).map((l) => l.error.code).sort()).toEqual(['API_UNAUTHORIZED', 'MAPPING_INVALID']);
+    expect((await rig.ledger.forRecord(recordKeyString(record)))[0]?.state).toBe('pending');
+    await rig.queues['vat-submissions'].remove(recordKeyString(record));
+    const resolver = createVatResolver({
+      ledger: rig.ledger,
+      records: rig.records,
+      requeuer: createRequeuer({ queues: rig.queues, records: rig.records }),
+      redis: rig.redis,
+      keys: rig.keys,
+      intervalMs: 60_000,
+      backoff: { baseMs: 2_000, capMs: 3_600_000 },
+      clock: () => rig.now(),
+    });
+    // A day of sweeps, one a minute; each re-queued run fails the same way.
+    let requeued = 0;
+    for (let minute = 0; minute < 24 * 60; minute++) {
+      rig.advance(60_000);
+      await rig.redis.del(`${rig.keys.prefix}:vat-resolver-lease`);
+      if ((await resolver.sweep()).requeued === 0) continue;
+      requeued += 1;
+      await rig.queues['vat-submissions'].remove(recordKeyString(record));
+      await rig.run(record);
+    }
+    // Backing off towards the cap (1 h): about a dozen doublings to reach it, then hourly.
+    expect(requeued).toBeGreaterThan(0);
+    expect(requeued).toBeLessThan(40);
+  }, 120_000);
 });
