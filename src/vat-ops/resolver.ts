@@ -75,9 +75,12 @@ export function createVatResolver(deps: VatResolverDeps): VatResolver {
         await deps.records.reopen(record);
         await deps.requeuer.ensureQueued(record);
         // Backs off per resend of an unknown outcome, and per attempt of a pending claim (one whose
-        // credentials stay refused is tried again at most once per capMs).
+        // credentials stay refused is tried again at most once per capMs) — or, for a claim whose
+        // record now fails before it claims anything (a version that cannot be mapped), by as long
+        // as it has stood unchanged.
         const tries = entry.state === 'pending' ? entry.attempts : entry.resends;
-        const delay = Math.min(deps.backoff.capMs, deps.backoff.baseMs * 2 ** Math.min(tries, 30));
+        const unchangedFor = entry.state === 'pending' && entry.updated_at !== undefined ? now - Date.parse(entry.updated_at) : 0;
+        const delay = Math.min(deps.backoff.capMs, Math.max(deps.backoff.baseMs * 2 ** Math.min(tries, 30), Number.isFinite(unchangedFor) ? unchangedFor : 0));
         await deps.ledger.postpone(key, now + Math.max(delay, deps.intervalMs));
         requeued += 1;
       }
