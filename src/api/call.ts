@@ -25,6 +25,30 @@ export interface AuthedCaller {
  */
 export const MAX_RENEWALS = 2;
 
+/**
+ * A token that could not be fetched means the call itself never left. The token endpoint's failure
+ * keeps its code, retry decision, wait, status and exchange (what the operator needs) and is marked
+ * `notSent`, without its ambiguity: the status and the ambiguity describe the token request, and
+ * read as the call's they would make a non-idempotent write (a VAT submission) look accepted (a 2xx
+ * token answer taxsync cannot read) or possibly landed (a token request that timed out) when it was
+ * never sent.
+ */
+export function tokenFailure(error: unknown, endpoint: string): TaxsyncError {
+  const cause = isTaxsyncError(error)
+    ? error
+    : new TaxsyncError('INTERNAL_ERROR', `fetching a token failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return new TaxsyncError(cause.code, `${endpoint} not sent: no token: ${cause.message}`, {
+    cause,
+    retryable: cause.retryable,
+    notSent: true,
+    ...(cause.status === undefined ? {} : { status: cause.status }),
+    ...(cause.retryAfterMs === undefined ? {} : { retryAfterMs: cause.retryAfterMs }),
+    ...(cause.fields === undefined ? {} : { fields: cause.fields }),
+    ...(cause.details === undefined ? {} : { details: cause.details }),
+    ...(cause.http === undefined ? {} : { http: cause.http }),
+  });
+}
+
 export function createAuthedCaller(
   http: HttpClient,
   tokens: TokenManager,
@@ -35,14 +59,20 @@ export function createAuthedCaller(
     req: Omit<HttpRequest, 'bearer'>,
     options: { endpoint: string; vatSubmission?: boolean },
   ): Promise<HttpResponse> {
-    const tokenFor = () => tokens.get().catch((error: unknown) => Promise.reject(notSent(error, options.endpoint)));
-    let token = await tokenFor();
+    const bearer = async (): Promise<string> => {
+      try {
+        return await tokens.get();
+      } catch (error) {
+        throw tokenFailure(error, options.endpoint);
+      }
+    };
+    let token = await bearer();
     const sendOnce = (bearer: string) => observeCall(observe.onCall, { service, endpoint: options.endpoint }, () => http.send({ ...req, bearer }));
     let res = await sendOnce(token);
     for (let renewals = 0; tokenRefused(res) && renewals < MAX_RENEWALS; renewals++) {
       // A token revoked or expired early: renew (once for all callers holding it) and retry.
       tokens.invalidate(token);
-      token = await tokenFor();
+      token = await bearer();
       res = await sendOnce(token);
     }
     if (res.status < 200 || res.status >= 300) {
@@ -69,30 +99,4 @@ export function createAuthedCaller(
 function tokenRefused(res: HttpResponse): boolean {
   if (res.status === 401) return true;
   return res.status === 403 && /\berror\s*=\s*"?invalid_token\b/i.test(res.headers['www-authenticate'] ?? '');
-}
-
-/**
- * A failure to get a token, as the failure of the call that needed it: that call was not sent
- * (the only request it may have made was refused 401, so not processed). The token endpoint's
- * status stays on the error, but `notSent` says it is not the call's answer: a 2xx there is not
- * the write accepted, a 5xx or timeout there is not the write maybe applied.
- */
-function notSent(error: unknown, endpoint: string): TaxsyncError {
-  if (!isTaxsyncError(error)) {
-    return new TaxsyncError('INTERNAL_ERROR', `${endpoint} was not sent: getting a token failed: ${(error as Error)?.message ?? String(error)}`, {
-      cause: error,
-      notSent: true,
-    });
-  }
-  return new TaxsyncError(error.code, `${endpoint} was not sent, no token: ${error.message}`, {
-    cause: error,
-    retryable: error.retryable,
-    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-    ...(error.fields === undefined ? {} : { fields: error.fields }),
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.details === undefined ? {} : { details: error.details }),
-    ...(error.http === undefined ? {} : { http: error.http }),
-    ambiguous: false,
-    notSent: true,
-  });
 }

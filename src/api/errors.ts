@@ -143,7 +143,9 @@ export function errorFromResponse(res: HttpResponse, options: ClassifyOptions): 
   const status = res.status;
   const retryAfterMs = parseRetryAfter(res.headers['retry-after'], options.now);
   const said = message === undefined ? '' : `: ${message}`;
-  const base = { status, http: res.exchange, ...(fields === undefined ? {} : { fields }) };
+  // A 5xx to a VAT submission (not idempotent) may come after the service stored it, Retry-After or not.
+  const maybeStored = options.vatSubmission === true && status >= 500;
+  const base = { status, http: res.exchange, ...(fields === undefined ? {} : { fields }), ...(maybeStored ? { ambiguous: true } : {}) };
   const where = `${options.endpoint} answered ${status}`;
 
   if (status === 429 || (status === 503 && retryAfterMs !== undefined)) {

@@ -196,11 +196,12 @@ function networkError(cause: unknown, method: string, url: URL, exchange: HttpEx
   const code = (cause as { code?: unknown }).code;
   const codeText = typeof code === 'string' ? code : 'UNKNOWN';
   const ambiguous = !NOT_SENT_CODES.has(codeText);
+  const notSent = !ambiguous;
   const where = `${method} ${url.pathname}`;
   if (TIMEOUT_CODES.has(codeText)) {
-    return new TaxsyncError('API_TIMEOUT', `${where} timed out (${codeText})`, { cause, ambiguous, http: exchange });
+    return new TaxsyncError('API_TIMEOUT', `${where} timed out (${codeText})`, { cause, ambiguous, notSent, http: exchange });
   }
-  return new TaxsyncError('API_NETWORK', `${where} failed: ${codeText}`, { cause, ambiguous, http: exchange });
+  return new TaxsyncError('API_NETWORK', `${where} failed: ${codeText}`, { cause, ambiguous, notSent, http: exchange });
 }
 
 /** The body as UTF-8 text, or nothing when it runs past `max` bytes (the rest is not read). */

@@ -55,6 +55,7 @@ function reportDrift(contract: z.ZodType, res: HttpResponse, endpoint: string, o
  * the write is done and must not be sent again; what is missing is learned another way.
  */
 export function acceptedUnreadable(error: unknown): error is TaxsyncError {
-  // notSent: the 2xx was the token endpoint's, and the write never left (src/api/call.ts).
-  return isTaxsyncError(error) && error.code === 'API_BAD_RESPONSE' && !error.notSent && error.status !== undefined && error.status >= 200 && error.status < 300;
+  return (
+    isTaxsyncError(error) && !error.notSent && error.code === 'API_BAD_RESPONSE' && error.status !== undefined && error.status >= 200 && error.status < 300
+  );
 }

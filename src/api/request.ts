@@ -46,5 +46,5 @@ export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, endp
   if (isChecked(schema, body)) return body as z.infer<S>;
   const result = checkRequest(schema, body);
   if (result.ok) return result.body;
-  throw new TaxsyncError('REQUEST_INVALID', `${endpoint}: request body is invalid: ${summariseFields(result.fields)}`, { fields: result.fields });
+  throw new TaxsyncError('REQUEST_INVALID', `${endpoint}: request body is invalid: ${summariseFields(result.fields)}`, { fields: result.fields, notSent: true });
 }

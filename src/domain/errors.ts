@@ -80,8 +80,10 @@ export interface TaxsyncErrorOptions {
    */
   ambiguous?: boolean;
   /**
-   * True when the call's request certainly never left taxsync (a token could not be had): the
-   * service cannot have processed it, whatever `status` (then the token endpoint's) says.
+   * True when the request certainly never left (its token could not be fetched, the connection
+   * was refused, the body failed its schema): even a non-idempotent call was not made. The
+   * status, fields and exchange then describe what failed first (the token endpoint's answer),
+   * never an answer to the call itself: a 2xx status here is no acceptance.
    */
   notSent?: boolean;
 }

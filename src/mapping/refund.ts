@@ -181,7 +181,7 @@ function unlinked(data: RefundData, ctx: RefundContext, status: TransactionStatu
 }
 
 /** The refund's amount before tax: `amount`, less its tax when it follows a tax-inclusive invoice's pricing. */
-function netAmount(data: RefundData, invoiceInclusive: boolean): Decimal {
+export function netAmount(data: RefundData, invoiceInclusive: boolean): Decimal {
   return data.priced_as_invoice === true && invoiceInclusive && data.tax_amount !== undefined ? data.amount.minus(data.tax_amount) : data.amount;
 }
 

@@ -64,6 +64,9 @@ export interface RecordProcessorDeps {
 
 export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
 
+/** The codes of a wait that ran out: what the version waited for never came. */
+const WAITING_CODES: ReadonlySet<string> = new Set(['WAITING_EXPIRED', 'REFUND_ORIGINAL_MISSING']);
+
 /**
  * The loop every record queue runs: read the newest state, let the handler call the API, mark the
  * version applied, and go again while newer events arrived meanwhile (so an update that lands
@@ -96,10 +99,15 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     await appendTraces(withScripts(deps.redis), deps.keys, recordKeyString(record), [...held.splice(0), { at: clock().toISOString(), ...entry }], deps.trace);
   }
 
-  /** The same version dead-lettered twice (a crash between two writes) is one entry: its id is derived. */
-  function entryId(job: Job, record: RecordKey | null, state: RecordState | undefined): string {
+  /**
+   * The same version dead-lettered twice for the same reason (a crash between two writes) is one
+   * entry: its id is derived. The code is part of it: a version run again later (a refund decided
+   * again once its invoice files VAT, a VAT record re-queued by the resolver) can fail differently,
+   * and that entry must not be dropped because the first one holds the id (BullMQ ignores the add).
+   */
+  function entryId(job: Job, record: RecordKey | null, state: RecordState | undefined, code: string): string {
     return createHash('sha256')
-      .update(`${deps.queue.name}\0${record ? recordKeyString(record) : job.id}\0${state?.seq ?? 0}`)
+      .update(`${deps.queue.name}\0${record ? recordKeyString(record) : job.id}\0${state?.seq ?? 0}\0${code}`)
       .digest('hex')
       .slice(0, 32);
   }
@@ -107,7 +115,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = []): Promise<void> {
     const now = clock().toISOString();
     const entry = await deps.deadLetters.add({
-      id: entryId(job, record, state),
+      id: entryId(job, record, state, error.code),
       queue: deps.queue.name,
       record,
       event: state?.eventJson ? (JSON.parse(state.eventJson) as unknown) : null,
@@ -122,6 +130,12 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       first_failed_at: state?.firstFailedAt ?? now,
       last_failed_at: now,
     });
+    if (record && state && !WAITING_CODES.has(error.code)) {
+      // This version got past a wait it once gave up on (what it waited for came, and it was run
+      // again): that entry is obsolete, and replaying it as its message says would decide the
+      // version once more (a refund's correction stated twice). Removed after the new entry is in.
+      await deps.deadLetters.remove([...WAITING_CODES].map((code) => entryId(job, record, state, code)));
+    }
     if (record && state) {
       await deps.records.markApplied(record, state.seq, state.event, clock(), {
         fields: { first_failed_at: null, waiting_since: null, create_pending: null, sent_hash: null },
@@ -227,7 +241,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       'REFUND_ORIGINAL_MISSING',
       `${outcome.reason}; ${record.source}/${record.external_id} gave up after ${waited} (TAXSYNC_REFUND_WAIT) waiting for its ${which} ${original}, ` +
         `which never arrived: send the ${which} to taxsync (the platform's resend of its webhook, or \`taxsync ingest <file>\`), ` +
-        `then \`taxsync dlq replay ${entryId(job, record, state)}\``,
+        `then \`taxsync dlq replay ${entryId(job, record, state, 'REFUND_ORIGINAL_MISSING')}\``,
       { fields: { [which]: [`${missing.record.kind} ${original} is missing`] }, details: { missing: missing.record } },
     );
   }

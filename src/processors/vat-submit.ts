@@ -85,6 +85,14 @@ export async function sendClaimed(deps: AttemptDeps, ej: string, number: string,
   return `${number} accepted (${answer.status}${answer.withWarnings ? ', with warnings' : ''})${claim.resend ? ' on a resend of the same body' : ''}`;
 }
 
+/**
+ * Whether a refusal shows the service evaluated the body: a 400 or 422 with field errors (the
+ * service reports every rule the body breaks, rule 7 included; docs/decisions.md). Only such a
+ * refusal of the same bytes proves an earlier attempt of them was not accepted.
+ */
+const evaluatedTheBody = (error: TaxsyncError): boolean =>
+  (error.status === 400 || error.status === 422) && error.fields !== undefined && Object.keys(error.fields).length > 0;
+
 async function settleFailure(
   deps: AttemptDeps,
   ej: string,
@@ -94,6 +102,14 @@ async function settleFailure(
   settle: (outcome: Outcome) => Promise<void>,
   count: (outcome: VatSubmissionOutcome) => void,
 ): Promise<string> {
+  if (error.notSent) {
+    // The request never left (no token, a refused connection, a body its schema refuses): this
+    // attempt changed nothing at the service, whatever the status or ambiguity of what failed
+    // first. The entry is open again (unknown when an earlier attempt was ambiguous).
+    await settle({ kind: 'released', note: error.message });
+    count('released');
+    throw error;
+  }
   if (error.code === 'VAT_DUPLICATE') {
     if (claim.ambiguous) {
       await settle({ kind: 'confirmed', warnings: false, note: 'accepted by an earlier attempt whose answer was lost (duplicate answer to the same body)' });
@@ -117,23 +133,30 @@ async function settleFailure(
     count('accepted');
     return `${number} accepted (answer unreadable)`;
   }
-  if (error.ambiguous || error.code === 'API_SERVER_ERROR' || error.code === 'API_TIMEOUT') {
-    // It may have been processed. Resent (the same bytes) until an answer settles it, up to the limit.
+  // It may have been processed. Resent (the same bytes) until an answer settles it, up to the limit.
+  const stillUnknown = async (note: string): Promise<never> => {
     if (claim.resends >= deps.unknownLimit) {
-      const note = `no settling answer after ${claim.resends} resend(s): ${error.message}`;
-      await settle({ kind: 'unresolved', note, code: 'VAT_OUTCOME_UNRESOLVED' });
+      const why = `no settling answer after ${claim.resends} resend(s): ${note}`;
+      await settle({ kind: 'unresolved', note: why, code: 'VAT_OUTCOME_UNRESOLVED' });
       count('unresolved');
-      throw unresolvedError({ entity_jurisdiction: ej, invoice_number: number, body_hash: sha256(claim.body), resends: claim.resends }, error.message);
+      throw unresolvedError({ entity_jurisdiction: ej, invoice_number: number, body_hash: sha256(claim.body), resends: claim.resends }, note);
     }
-    await settle({ kind: 'unknown', note: error.message });
+    await settle({ kind: 'unknown', note });
     count('unknown');
     throw error;
-  }
+  };
+  if (error.ambiguous || error.code === 'API_SERVER_ERROR' || error.code === 'API_TIMEOUT') return stillUnknown(error.message);
   if (error.retryable || error.code === 'API_UNAUTHORIZED' || error.code === 'API_FORBIDDEN' || error.code === 'API_AUTH_FAILED') {
     // Certainly not processed (429, connection refused, refused credentials): the entry is open again.
     await settle({ kind: 'released', note: error.message });
     count('released');
     throw error;
+  }
+  if (claim.ambiguous && !evaluatedTheBody(error)) {
+    // The same bytes may have landed before, and this refusal does not say the service looked at
+    // them (a 404, a redirect, a 409, a 4xx without field errors): it proves nothing about that
+    // attempt. The outcome stays unknown (the resolver brings the entry back; a replay resends).
+    return stillUnknown(`refused after an attempt whose answer was lost, without evaluating the body: ${error.message}`);
   }
   if (claim.ambiguous && error.fields !== undefined && Object.hasOwn(error.fields, 'invoice_number')) {
     // The same bytes may have landed before, and the refusal names the number among other fields:

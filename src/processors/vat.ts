@@ -8,6 +8,7 @@ import {
   inVatScope,
   mapVatSubmission,
   matchRegistration,
+  netAmount,
   planVat,
   refundCorrection,
   undoCorrection,
@@ -19,7 +20,8 @@ import {
 } from '../mapping/index.js';
 import type { Metrics, VatSubmissionOutcome } from '../observability/metrics.js';
 import type { RecordStore } from '../queue/record-state.js';
-import type { LedgerEntry, VatLedger } from '../queue/vat-ledger.js';
+import type { LedgerEntry, StatedRefund, VatLedger } from '../queue/vat-ledger.js';
+import { Money } from '../domain/money.js';
 import { notSent } from './outcome.js';
 import type { HandlerContext, HandlerOutcome, RecordHandler } from './types.js';
 import { sendClaimed, sha256, unresolvedError, type AttemptDeps } from './vat-submit.js';
@@ -258,6 +260,39 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     return standing === 'corrected' || standing === 'undone';
   }
 
+  /**
+   * A version of a refund whose correction was already reported (docs/vat.md: such a refund is
+   * not asked again): `fresh` when none was (decide as usual), `stated` when an earlier version
+   * reported the same amounts (nothing new), else `change`: state the change from what an earlier
+   * version took back (`from`; none: the whole correction, when this very version is run again
+   * after a crash between noting and reporting it, or it was reported before amounts were kept).
+   */
+  async function earlierCorrection(invoice: string, refund: string, eventId: string, data: RefundData): Promise<{ kind: 'fresh' } | { kind: 'stated'; by: string } | { kind: 'change'; from: TakenBack | undefined }> {
+    if ((await deps.ledger.refundStanding(invoice, refund)) !== 'corrected') return { kind: 'fresh' };
+    const stated = await deps.ledger.statedRefund(invoice, refund);
+    if (stated === undefined) return { kind: 'fresh' };
+    if (stated.event === eventId) return { kind: 'change', from: stated.from };
+    if (sameTakenBack(stated, takenBack(data))) return { kind: 'stated', by: stated.event };
+    return { kind: 'change', from: { amount: stated.amount, ...(stated.tax_amount === undefined ? {} : { tax_amount: stated.tax_amount }) } };
+  }
+
+  /**
+   * The refund's correction, or — its amounts changed after a correction was reported — the undo
+   * of that one and the new one. `inclusive`: the invoice's prices include tax, so a refund priced
+   * as its invoice (Shopify's) has its tax in `amount`, and its net is `amount` less that tax.
+   */
+  function refundCorrections(data: RefundData, filed: readonly FiledSubmission[], reason: string, from: TakenBack | undefined, inclusive: boolean): PartCorrection[] {
+    const correct = (refund: RefundData, why: string) => refundCorrection({ ...refund, amount: netAmount(refund, inclusive) }, filed, why);
+    if (from === undefined) return [correct(data, reason)];
+    const before: RefundData = { ...data, amount: new Money(from.amount) };
+    if (from.tax_amount === undefined) delete before.tax_amount;
+    else before.tax_amount = new Money(from.tax_amount);
+    return [
+      undoCorrection(correct(before, `${reason}; its amounts changed after its correction was reported: undo that one (amount ${from.amount})`)),
+      correct(data, `${reason} (its amounts now)`),
+    ];
+  }
+
   async function handleRefund(event: CanonicalEvent, ctx: HandlerContext): Promise<HandlerOutcome> {
     const what = `VAT for refund ${ctx.record.external_id}`;
     if (!vatEnabled(deps.settings)) return { kind: 'done', detail: `nothing sent: ${what}: VAT is off (no registrations configured)` };
@@ -274,9 +309,12 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
         await deps.ledger.noteRefund(self, self, 'closed');
         return { kind: 'done', detail: `nothing sent: ${what}: cancelled before a VAT correction was reported for it, so nothing to undo` };
       }
+      const earlier = undo ? undefined : await earlierCorrection(self, self, event.id, data);
+      if (earlier?.kind === 'stated') return { kind: 'done', detail: `nothing sent: ${what}: its VAT correction was reported for ${earlier.by}, with the same amounts` };
+      const from = earlier?.kind === 'change' ? earlier.from : undefined;
       const reason = undo ? 'a credit with no invoice was cancelled: undo its correction if it was made' : 'a credit with no invoice reduces VAT';
-      const error = correctionRequired(what, [undoIf(refundCorrection(data, [], reason), undo)]);
-      await deps.ledger.noteRefund(self, self, undo ? 'undone' : 'corrected');
+      const error = correctionRequired(what, undo ? [undoCorrection(refundCorrection(data, [], reason))] : refundCorrections(data, [], reason, from, false));
+      await deps.ledger.noteRefund(self, self, undo ? 'undone' : 'corrected', undo ? undefined : statedBy(event.id, data, from));
       throw error;
     }
     const invoiceKey: RecordKey = { kind: 'vat', source: ctx.record.source, external_id: data.invoice_external_id };
@@ -292,9 +330,12 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
         await deps.ledger.noteRefund(invoiceRecord, refundRecord, 'closed');
         return { kind: 'done', detail: `nothing sent: ${what}: cancelled before a VAT correction was reported for it, so nothing to undo` };
       }
-    } else {
-      await deps.ledger.noteRefund(invoiceRecord, refundRecord, 'open');
     }
+    const earlier = undo ? undefined : await earlierCorrection(invoiceRecord, refundRecord, event.id, data);
+    if (earlier?.kind === 'stated') return { kind: 'done', detail: `nothing sent: ${what}: its VAT correction was reported for ${earlier.by}, with the same amounts` };
+    // A refund already corrected stays so (it is not decided again when its invoice files VAT).
+    if (earlier?.kind === 'fresh') await deps.ledger.noteRefund(invoiceRecord, refundRecord, 'open');
+    const from = earlier?.kind === 'change' ? earlier.from : undefined;
     const invoice = await deps.records.read(invoiceKey);
     if (invoice.seq === 0) {
       return { kind: 'wait', reason: `${what}: taxsync has not seen ${of} yet; its VAT decides whether this refund needs a correction`, missing: { record: invoiceKey, what: 'invoice' } };
@@ -311,8 +352,10 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     }
     if (data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: the refund states no amount` };
     const reason = undo ? `refund ${ctx.record.external_id} of ${of} was cancelled: undo its correction if it was made` : `refund ${ctx.record.external_id} of ${of} takes back VAT that was filed`;
-    const error = correctionRequired(what, [undoIf(refundCorrection(data, filed, reason), undo)]);
-    await deps.ledger.noteRefund(invoiceRecord, refundRecord, undo ? 'undone' : 'corrected');
+    const inclusive = latest?.type === 'invoice.upserted' && latest.data.tax_inclusive === true;
+    const corrections = refundCorrections(data, filed, reason, undo ? undefined : from, inclusive);
+    const error = correctionRequired(what, undo ? corrections.map(undoCorrection) : corrections);
+    await deps.ledger.noteRefund(invoiceRecord, refundRecord, undo ? 'undone' : 'corrected', undo ? undefined : statedBy(event.id, data, from));
     throw error;
   }
 
@@ -332,5 +375,9 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
   };
 }
 
-/** A cancelled refund gives back what its correction took. */
-const undoIf = (correction: PartCorrection, undo: boolean): PartCorrection => (undo ? undoCorrection(correction) : correction);
+type TakenBack = Omit<StatedRefund, 'event' | 'from'>;
+/** What a refund takes back: its amount and stated tax (what refundCorrection reads). */
+const takenBack = (data: RefundData): TakenBack => ({ amount: data.amount.toString(), ...(data.tax_amount === undefined ? {} : { tax_amount: data.tax_amount.toString() }) });
+const sameTakenBack = (a: TakenBack, b: TakenBack): boolean =>
+  new Money(a.amount).equals(b.amount) && (a.tax_amount === undefined || b.tax_amount === undefined ? a.tax_amount === b.tax_amount : new Money(a.tax_amount).equals(b.tax_amount));
+const statedBy = (event: string, data: RefundData, from: TakenBack | undefined): StatedRefund => ({ event, ...takenBack(data), ...(from === undefined ? {} : { from }) });

@@ -91,7 +91,9 @@ else
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('HDEL', KEYS[1], 'token', 'lease_until')
-if outcome == 'unknown' then redis.call('ZADD', KEYS[3], tonumber(ARGV[4]), KEYS[1]) else redis.call('ZREM', KEYS[3], KEYS[1]) end
+-- Unknown and released (pending) entries stay in the open index: if their job is gone (out of
+-- attempts, a dead letter), the resolver brings the record back.
+if outcome == 'unknown' or outcome == 'pending' then redis.call('ZADD', KEYS[3], tonumber(ARGV[4]), KEYS[1]) else redis.call('ZREM', KEYS[3], KEYS[1]) end
 history(ARGV[2] == outcome and outcome or (ARGV[2] .. ':' .. outcome))
 return 1
 `;
@@ -128,8 +130,23 @@ else
     'released by ' .. ARGV[2] .. ': not in the filing, to be sent again', 'updated_at', ARGV[3])
 end
 redis.call('HDEL', KEYS[1], 'token', 'lease_until')
-redis.call('ZREM', KEYS[3], KEYS[1])
+-- A released entry is open again (pending): indexed, so it is sent even if its record's job is gone.
+if ARGV[1] == 'confirm' then redis.call('ZREM', KEYS[3], KEYS[1]) else redis.call('ZADD', KEYS[3], tonumber(ARGV[4]), KEYS[1]) end
 redis.call('RPUSH', KEYS[2], cjson.encode({at = ARGV[3], attempt = tonumber(e[3] or '0'), outcome = 'operator:' .. ARGV[1], body_hash = e[4] or '', note = ARGV[2]}))
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[5]), -1)
 return {'ok', state}
+`;
+
+// An operator replay of a rejected submission: back to pending, in one step, so it can never
+// overwrite an attempt that claimed the entry meanwhile (a job sending a changed body).
+// KEYS: 1 entry, 2 history, 3 open index. ARGV: 1 iso now, 2 now ms, 3 history max.
+// Returns 1 when reopened, 0 when the entry is not rejected.
+export const REOPEN = `
+local e = redis.call('HMGET', KEYS[1], 'state', 'attempts', 'body_hash')
+if e[1] ~= 'rejected' then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'pending', 'note', 'reopened for a replay', 'updated_at', ARGV[1])
+redis.call('ZADD', KEYS[3], tonumber(ARGV[2]), KEYS[1])
+redis.call('RPUSH', KEYS[2], cjson.encode({at = ARGV[1], attempt = tonumber(e[2] or '0'), outcome = 'reopened', body_hash = e[3] or ''}))
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1)
+return 1
 `;

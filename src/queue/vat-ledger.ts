@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { RedisClient } from './connection.js';
 import type { Keys } from './keys.js';
-import { BEGIN, OPERATOR, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
+import { BEGIN, OPERATOR, REOPEN, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
 
 /**
  * The VAT submission ledger (DESIGN.md invariant 5; docs/vat.md, "The ledger"). POST
@@ -21,8 +21,8 @@ import { BEGIN, OPERATOR, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
  * - Every attempt holds a token and a lease: the answer is written only while the token is still
  *   the entry's (a worker that stalled past its lease and resumes is refused, counted, and sends
  *   nothing); an in_flight entry whose lease ran out counts as unknown.
- * - Open entries (in flight, unknown) are indexed by when they next need attention, so a sweep
- *   finds those whose job is gone (src/vat-ops/resolver.ts).
+ * - Open entries (in flight, unknown, pending) are indexed by when they next need attention, so a
+ *   sweep finds those whose job is gone (src/vat-ops/resolver.ts).
  * - Each entry keeps its history of attempts (time, outcome, body hash) for `trace` and operators.
  */
 export const LEDGER_STATES = ['pending', 'in_flight', 'unknown', 'unresolved', 'confirmed', 'rejected'] as const;
@@ -61,7 +61,7 @@ export type LedgerEntry = z.infer<typeof LedgerEntry>;
 export const LedgerAttempt = z.object({
   at: z.string(),
   attempt: z.number().int(),
-  /** sent, resent, confirmed, unknown, released, rejected, unresolved, fenced:<outcome>, operator:<action>. */
+  /** sent, resent, confirmed, unknown, released, rejected, unresolved, reopened, fenced:<outcome>, operator:<action>. */
   outcome: z.string(),
   body_hash: z.string().optional(),
   note: z.string().optional(),
@@ -126,7 +126,7 @@ export interface VatLedger {
   countByState(): Promise<Record<LedgerState, number>>;
   /** The entries of one record (an invoice split by rate has several, supplements too). */
   forRecord(record: string): Promise<LedgerEntry[]>;
-  /** Open entries (in flight, unknown) due for attention at `now`: their keys, oldest first. */
+  /** Open entries (in flight, unknown, pending) due for attention at `now`: their keys, oldest first. */
   due(now: number, limit: number): Promise<string[]>;
   /** The entry under a key from due(). */
   byKey(key: string): Promise<LedgerEntry | undefined>;
@@ -138,7 +138,9 @@ export interface VatLedger {
    * `undone` once its cancellation reported the undo of that correction, `closed` when it was
    * cancelled before any correction was reported (nothing to undo, never decided again).
    */
-  noteRefund(invoice: string, refund: string, standing: RefundStanding): Promise<void>;
+  noteRefund(invoice: string, refund: string, standing: RefundStanding, stated?: StatedRefund): Promise<void>;
+  /** What the refund's reported correction took back, and by which version (undefined: not kept). */
+  statedRefund(invoice: string, refund: string): Promise<StatedRefund | undefined>;
   /** How `refund` stands against `invoice`'s VAT (undefined: never noted). */
   refundStanding(invoice: string, refund: string): Promise<RefundStanding | undefined>;
   /** The refunds of an invoice still `open`: to be decided again when the invoice's VAT is filed. */
@@ -166,6 +168,15 @@ export async function vatLedgerStatus(ledger: Pick<VatLedger, 'countByState'>): 
 export const REFUND_STANDINGS = ['open', 'corrected', 'undone', 'closed'] as const;
 export type RefundStanding = (typeof REFUND_STANDINGS)[number];
 
+const TakenBack = z.object({ amount: z.string(), tax_amount: z.string().optional() });
+/**
+ * A refund's reported correction: the version (event id) that reported it and the amounts it took
+ * back (`from`: what an earlier version's correction took back and this one undid), so a later
+ * version with the same amounts states nothing and one with other amounts states only the change.
+ */
+export const StatedRefund = TakenBack.extend({ event: z.string(), from: TakenBack.optional() });
+export type StatedRefund = z.infer<typeof StatedRefund>;
+
 const HISTORY_MAX = 100;
 
 export function createVatLedger(redis: RedisClient, keys: Keys, options: { leaseMs: number; clock?: () => Date; random?: () => string }): VatLedger {
@@ -176,6 +187,8 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
   const historyKey = (entryKey: string) => `${entryKey}:history`;
   const openKey = `${keys.prefix}:vat-open`;
   const refundsKey = (invoice: string) => `${keys.prefix}:vat-refunds-of:${invoice}`;
+  // Beside the refund's standing in the same hash (record keys never start with "stated|").
+  const statedField = (refund: string) => `stated|${refund}`;
 
   function parse(raw: Record<string, string>): LedgerEntry | undefined {
     if (!raw.state) return undefined;
@@ -292,10 +305,9 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
       return Number(done) === 1;
     },
     async reopen(ej, invoice) {
-      const entry = await read(key(ej, invoice));
-      if (entry?.state !== 'rejected') return false;
-      await redis.hset(key(ej, invoice), { state: 'pending', note: 'reopened for a replay', updated_at: clock().toISOString() });
-      return true;
+      const now = clock();
+      const entryKey = key(ej, invoice);
+      return Number(await redis.eval(REOPEN, 3, entryKey, historyKey(entryKey), openKey, now.toISOString(), now.getTime(), HISTORY_MAX)) === 1;
     },
     async operator(ej, invoice, action, actor) {
       const now = clock();
@@ -332,8 +344,20 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
     async postpone(entryKey, at) {
       await redis.zadd(openKey, 'XX', at, entryKey);
     },
-    async noteRefund(invoice, refund, standing) {
-      await redis.hset(refundsKey(invoice), refund, standing);
+    async noteRefund(invoice, refund, standing, stated) {
+      // One HSET: the standing and what it stated never disagree after a crash.
+      if (stated === undefined) await redis.hset(refundsKey(invoice), refund, standing);
+      else await redis.hset(refundsKey(invoice), refund, standing, statedField(refund), JSON.stringify(stated));
+    },
+    async statedRefund(invoice, refund) {
+      const raw = await redis.hget(refundsKey(invoice), statedField(refund));
+      if (raw === null) return undefined;
+      try {
+        const parsed = StatedRefund.safeParse(JSON.parse(raw));
+        return parsed.success ? parsed.data : undefined;
+      } catch {
+        return undefined;
+      }
     },
     async refundStanding(invoice, refund) {
       const standing = await redis.hget(refundsKey(invoice), refund);

@@ -9,10 +9,11 @@ import type { VatLedger } from '../queue/vat-ledger.js';
 
 /**
  * Nothing waits forever (docs/vat.md, "Unknown outcomes"): an open ledger entry (in flight past its
- * lease, or unknown) is normally resolved by its record's job, which resends the same body with
- * backoff. When that job is gone (it ran out of attempts, or a crash lost it) the entry would stay
- * open for ever; this sweep finds such entries in the open index and puts their record's newest
- * version back on the vat-submissions queue, with backoff per entry. The job then resends, and
+ * lease, unknown, or a claim released as not processed) is normally settled by its record's job,
+ * which sends (or resends the same body) with backoff. When that job is gone (it ran out of
+ * attempts, or a crash lost it) the entry would stay open for ever; this sweep finds such entries
+ * in the open index and puts their record's newest version back on the vat-submissions queue, with
+ * backoff per entry. The job then resends, and
  * after TAXSYNC_VAT_UNKNOWN_LIMIT resends dead-letters the entry as VAT_OUTCOME_UNRESOLVED.
  * Every VAT worker process schedules it; a lease in Redis lets one of them sweep per interval.
  */
@@ -36,7 +37,9 @@ export interface VatResolverDeps {
   batch?: number;
 }
 
-const OPEN: ReadonlySet<string> = new Set(['in_flight', 'unknown']);
+// Pending: a claim released as certainly not processed (a refused connection, no token, a 401)
+// whose job may have run out of attempts meanwhile.
+const OPEN: ReadonlySet<string> = new Set(['in_flight', 'unknown', 'pending']);
 
 export function createVatResolver(deps: VatResolverDeps): VatResolver {
   const clock = deps.clock ?? Date.now;
@@ -71,7 +74,13 @@ export function createVatResolver(deps: VatResolverDeps): VatResolver {
         }
         await deps.records.reopen(record);
         await deps.requeuer.ensureQueued(record);
-        const delay = Math.min(deps.backoff.capMs, deps.backoff.baseMs * 2 ** Math.min(entry.resends, 30));
+        // Backs off per resend of an unknown outcome, and per attempt of a pending claim (one whose
+        // credentials stay refused is tried again at most once per capMs) — or, for a claim whose
+        // record now fails before it claims anything (a version that cannot be mapped), by as long
+        // as it has stood unchanged.
+        const tries = entry.state === 'pending' ? entry.attempts : entry.resends;
+        const unchangedFor = entry.state === 'pending' && entry.updated_at !== undefined ? now - Date.parse(entry.updated_at) : 0;
+        const delay = Math.min(deps.backoff.capMs, Math.max(deps.backoff.baseMs * 2 ** Math.min(tries, 30), Number.isFinite(unchangedFor) ? unchangedFor : 0));
         await deps.ledger.postpone(key, now + Math.max(delay, deps.intervalMs));
         requeued += 1;
       }

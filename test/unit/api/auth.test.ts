@@ -224,6 +224,19 @@ describe('tokens', () => {
       expect(ctx.api.requestsTo(`GET ${CUSTOMER_PATH}`)).toEqual([]);
     });
 
+    it('a 2xx token answer taxsync cannot read fails the write as not sent, never as a write accepted with an unreadable answer', async () => {
+      ctx.api.on('POST /v1/auth/token', replyJson(200, { token_type: 'Bearer' }));
+      ctx.api.fallback(replyJson(201, { id: CUSTOMER_ID, source: 'api', external_id: 'c-1' }));
+
+      const error = await apiError(ctx.connect().tax.customers.upsert({ source: 'api', external_id: 'c-1', name: 'Ada' }));
+
+      expect(error.code).toBe('API_BAD_RESPONSE');
+      expect(error.notSent).toBe(true);
+      // A write's own 2xx with an unreadable answer is "applied, never resend"; this one never left.
+      expect(acceptedUnreadable(error)).toBe(false);
+      expect(ctx.api.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/auth/token']);
+    });
+
     it('turns a variant A refusal into API_AUTH_FAILED without the secret anywhere', async () => {
       const auth = await ctx.server();
       auth.on('POST /oauth/token', replyJson(401, { error: 'invalid_client', error_description: 'bad client' }));
