@@ -85,7 +85,9 @@ export function createTokenFetcher(options: {
     // the future is the service's clock disagreeing with ours, so expires_in (relative) decides.
     const expireAt = body.expire_at === undefined ? NaN : Date.parse(body.expire_at);
     const byExpireAt = !Number.isNaN(expireAt) && expireAt > started ? expireAt : undefined;
-    const byLifetime = body.expires_in === undefined ? undefined : started + body.expires_in * 1000;
+    // expires_in 0 gives no lifetime (some services write 0 for "does not expire"): read as absent,
+    // or every call would fetch a token of its own; a token revoked early is renewed on its 401.
+    const byLifetime = body.expires_in === undefined || body.expires_in <= 0 ? undefined : started + body.expires_in * 1000;
     const expiresAt =
       byLifetime !== undefined && byExpireAt !== undefined
         ? Math.min(byLifetime, byExpireAt)

@@ -139,6 +139,19 @@ describe('tokens', () => {
       expect(issuer.issued).toHaveLength(1);
     });
 
+    it('reads expires_in 0 as no lifetime given (the documented 24 hours, a 401 still renews), not as a token per call', async () => {
+      let now = START;
+      const issuer = issueTokens(ctx.api, { expiresIn: 0 });
+      ctx.api.on(`GET ${CUSTOMER_PATH}`, replyJson(200, customer));
+      const { tax } = ctx.connect({ clock: () => now });
+
+      await tax.customers.get(CUSTOMER_ID);
+      await tax.customers.get(CUSTOMER_ID);
+      now = START + 23 * 3600 * SECOND;
+      await tax.customers.get(CUSTOMER_ID);
+      expect(issuer.issued).toHaveLength(1);
+    });
+
     it('renews a short-lived token at half its lifetime', async () => {
       let now = START;
       const issuer = issueTokens(ctx.api, { expiresIn: 60 });
