@@ -164,6 +164,12 @@ export const AnswerDecimal = z.union([
   ExactNumber,
 ]);
 
+/**
+ * A boolean as some services write it: true / false, or the strings "true" / "false" (any case).
+ * Anything else is unreadable. A string is still drift (the contract's schema reports it).
+ */
+export const AnswerBoolean = z.union([z.boolean(), z.string().trim().toLowerCase().pipe(z.enum(['true', 'false'])).transform((text) => text === 'true')]);
+
 /** An array of which only the readable items are kept (an item the schema refuses is dropped; drift reports it). */
 export function readableItems<T extends z.ZodType>(item: T) {
   return z.array(z.unknown()).transform((items) =>

@@ -6,7 +6,7 @@
  * (tax-engine.ts) by the drift detector. Add a field here when taxsync starts using it.
  */
 import { z } from 'zod';
-import { AnswerDecimal, AnswerId, IsoDateTime, lenient, openEnum, readableItems, reads, type Read } from './common.js';
+import { AnswerBoolean, AnswerDecimal, AnswerId, IsoDateTime, lenient, openEnum, readableItems, reads, type Read } from './common.js';
 import {
   CUSTOMER_TYPES,
   EXEMPTION_STATUSES,
@@ -83,7 +83,8 @@ export type Exemption = Read<z.infer<typeof ExemptionAnswer>, ExemptionContract>
 export const TransactionAnswer = reads({
   id: AnswerId,
   transaction_type: lenient(z.string()),
-  is_tax_inclusive: lenient(z.boolean()),
+  // A share computed as tax-exclusive from a tax-inclusive invoice would be too small: "true" is read.
+  is_tax_inclusive: lenient(AnswerBoolean),
   created_from: lenient(z.string().nullable()),
   currency_details: lenient(reads({ currency: lenient(z.string()) })),
   refund_info: lenient(reads({ is_refund_linked: lenient(z.boolean()), refund_linked_percentage: lenient(AnswerDecimal) })),

@@ -278,6 +278,13 @@ describe('reading answers tolerantly', () => {
     expect(driftAt('tax.total_tax')).toEqual(['GET /v1/transactions/{source}/{external_id} wrong_type']);
   });
 
+  it('reads is_tax_inclusive written as the string "true" as true, reporting it as drift (read as false, a refund of that invoice took too small a share)', async () => {
+    ctx.api.on('GET /v1/transactions/api/INV-UK-78', replyJson(200, ukTransaction({ is_tax_inclusive: 'true' })));
+    const read = await connect().tax.transactions.getByKey('api', 'INV-UK-78');
+    expect(read.is_tax_inclusive).toBe(true);
+    expect(driftAt('is_tax_inclusive')).toEqual(['GET /v1/transactions/{source}/{external_id} wrong_type']);
+  });
+
   it('reads draft return box values written as JSON numbers, so vat reconcile matches a filing that holds the ledger exactly', async () => {
     const FILING = 'f1f1f1f1-2222-4333-8444-555566667777';
     const box = (n: string, value: number) => ({ box_number: n, description: `box ${n}`, value, currency: 'EUR' });
