@@ -1,4 +1,5 @@
 import type { Config } from '../config/index.js';
+import { platformAccess } from './access.js';
 import { PlatformHttpError } from './get.js';
 import { fetchShopifyOrder, type BackfillDelivery } from './shopify.js';
 import { fetchStripeInvoice } from './stripe.js';
@@ -37,22 +38,15 @@ function notFoundIsAnAnswer(fetch: (id: string, source: string) => Promise<Backf
   };
 }
 
-/** The fetchers of the platforms whose credentials are configured, by connector id. */
+/** The fetchers of the platforms whose credentials are configured (platformAccess), by connector id. */
 export function originalFetchers(platforms: Config['platforms'], tuning: OriginalFetchTuning): Readonly<Record<string, OriginalFetcher>> {
   const get = { timeoutMs: tuning.timeoutMs, rateLimitRetries: tuning.rateLimitRetries, maxRetryWaitMs: tuning.maxRetryWaitMs, sleep: tuning.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))) };
-  const { stripe, shopify, woocommerce } = platforms;
   const fetchers: Record<string, OriginalFetcher> = {};
-  if (stripe.apiKey) {
-    const apiKey = stripe.apiKey;
-    fetchers.stripe = notFoundIsAnAnswer((id, source) => fetchStripeInvoice({ ...get, baseUrl: stripe.apiUrl, apiKey }, id, source));
-  }
-  if (shopify.apiUrl && shopify.accessToken) {
-    const options = { ...get, apiUrl: shopify.apiUrl, accessToken: shopify.accessToken };
-    fetchers.shopify = notFoundIsAnAnswer((id, source) => fetchShopifyOrder(options, id, source));
-  }
-  if (woocommerce.apiUrl && woocommerce.consumerKey && woocommerce.consumerSecret) {
-    const options = { ...get, apiUrl: woocommerce.apiUrl, consumerKey: woocommerce.consumerKey, consumerSecret: woocommerce.consumerSecret };
-    fetchers.woocommerce = notFoundIsAnAnswer((id, source) => fetchWooOrder(options, id, source));
-  }
+  const stripe = platformAccess(platforms, 'stripe');
+  if (stripe.ok) fetchers.stripe = notFoundIsAnAnswer((id, source) => fetchStripeInvoice({ ...get, ...stripe.access }, id, source));
+  const shopify = platformAccess(platforms, 'shopify');
+  if (shopify.ok) fetchers.shopify = notFoundIsAnAnswer((id, source) => fetchShopifyOrder({ ...get, ...shopify.access }, id, source));
+  const woocommerce = platformAccess(platforms, 'woocommerce');
+  if (woocommerce.ok) fetchers.woocommerce = notFoundIsAnAnswer((id, source) => fetchWooOrder({ ...get, ...woocommerce.access }, id, source));
   return fetchers;
 }

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { PLATFORMS, platformAccess, type Platform } from '../../backfill/access.js';
 import { createShopifyLister } from '../../backfill/shopify.js';
 import { createStripeLister } from '../../backfill/stripe.js';
 import { runOrdersBackfill, runStripeBackfill } from '../../backfill/run.js';
@@ -12,7 +13,6 @@ import { createKeys } from '../../queue/keys.js';
 import { parseSince } from '../../reconcile/since.js';
 import { createProgress } from '../progress.js';
 
-const PLATFORMS = ['stripe', 'shopify', 'woocommerce'] as const;
 
 export function registerBackfillCommand(program: Command): void {
   program
@@ -31,14 +31,8 @@ export function registerBackfillCommand(program: Command): void {
       const progress = createProgress();
       try {
         const since = parseSince(options.since, new Date());
-        const { stripe, shopify, woocommerce } = config.platforms;
-        if (options.source === 'stripe' && stripe.apiKey === undefined) throw new Error('STRIPE_API_KEY is not set: backfill reads Stripe with a (restricted, read-only) API key');
-        if (options.source === 'shopify' && (shopify.apiUrl === undefined || shopify.accessToken === undefined)) {
-          throw new Error('SHOPIFY_API_URL and SHOPIFY_ACCESS_TOKEN must be set: backfill reads the shop\'s orders with an Admin API access token (read_orders)');
-        }
-        if (options.source === 'woocommerce' && (woocommerce.apiUrl === undefined || woocommerce.consumerKey === undefined || woocommerce.consumerSecret === undefined)) {
-          throw new Error('WOOCOMMERCE_API_URL, WOOCOMMERCE_CONSUMER_KEY and WOOCOMMERCE_CONSUMER_SECRET must be set: backfill reads the site\'s orders with a REST API key (Read)');
-        }
+        const access = platformAccess(config.platforms, options.source as Platform);
+        if (!access.ok) throw new Error(access.missing);
         const connection = createRedis(await clientRedis(booted), 'producer');
         lifecycle.onShutdown('redis', async () => {
           connection.disconnect();
@@ -55,16 +49,13 @@ export function registerBackfillCommand(program: Command): void {
           onProgress: (resource: string, listed: number) => progress.update(`backfill ${options.source} ${resource}`, listed),
         };
         const run = { since, fresh: options.fresh === true };
+        const { access: platform } = access;
         const summary =
-          options.source === 'shopify'
-            ? await runOrdersBackfill('shopify', { ...common, lister: createShopifyLister({ apiUrl: shopify.apiUrl!, accessToken: shopify.accessToken! }) }, run)
-            : options.source === 'woocommerce'
-              ? await runOrdersBackfill(
-                  'woocommerce',
-                  { ...common, lister: createWooLister({ apiUrl: woocommerce.apiUrl!, consumerKey: woocommerce.consumerKey!, consumerSecret: woocommerce.consumerSecret!, pagePauseMs: woocommerce.pagePauseMs }) },
-                  run,
-                )
-              : await runStripeBackfill({ ...common, lister: createStripeLister({ baseUrl: stripe.apiUrl, apiKey: stripe.apiKey! }) }, run);
+          platform.platform === 'shopify'
+            ? await runOrdersBackfill('shopify', { ...common, lister: createShopifyLister(platform) }, run)
+            : platform.platform === 'woocommerce'
+              ? await runOrdersBackfill('woocommerce', { ...common, lister: createWooLister(platform) }, run)
+              : await runStripeBackfill({ ...common, lister: createStripeLister(platform) }, run);
         progress.stop();
         if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
         else {
