@@ -4,6 +4,7 @@ import { stripeConnector } from './stripe/index.js';
 import { woocommerceConnector } from './woocommerce/index.js';
 import type { Settings } from '../config/settings.js';
 import type { z } from 'zod';
+import { Secret } from '../domain/secret.js';
 import type { Connector } from './types.js';
 
 /**
@@ -45,3 +46,20 @@ export function sourceOf(connectorId: string, settings: Settings): string {
 export const DEV_SECRETS: Readonly<Record<string, string>> = Object.fromEntries(
   Object.values(CONNECTORS).flatMap((c) => (c.devSecret === undefined ? [] : [[c.id, c.devSecret]])),
 );
+
+/**
+ * The configured webhook secrets of `connectors`, with the development secret of each that has
+ * none when `withDev` (`taxsync start` on the emulator, and `taxsync demo`, which signs as it).
+ */
+export function secretsWithDev(
+  configured: Readonly<Record<string, readonly Secret[] | undefined>>,
+  withDev: boolean,
+  connectors: readonly Connector[] = CONNECTOR_LIST,
+): Readonly<Record<string, readonly Secret[]>> {
+  const out: Record<string, readonly Secret[]> = {};
+  for (const { id, devSecret } of connectors) {
+    const given = configured[id] ?? [];
+    out[id] = given.length > 0 || !withDev || devSecret === undefined ? given : [new Secret(devSecret)];
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
-import { Secret } from '../domain/secret.js';
+import type { Secret } from '../domain/secret.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
-import { CONNECTOR_LIST } from '../connectors/registry.js';
+import { CONNECTOR_LIST, secretsWithDev } from '../connectors/registry.js';
 import type { Connector } from '../connectors/types.js';
 import type { EnabledConnector } from '../http/webhooks.js';
 
@@ -30,12 +30,7 @@ export function enabledConnectors(
   return enabled;
 }
 
-/** The configured secrets, with development ones for connectors that have none when `withDev`. */
+/** The configured secrets, with development ones for connectors that have none when `withDev` (secretsWithDev). */
 export function webhookSecrets(config: Config, withDev: boolean, connectors: readonly Connector[] = CONNECTOR_LIST): SecretsById {
-  const out: Record<string, readonly Secret[]> = {};
-  for (const { id, devSecret } of connectors) {
-    const configured = config.webhookSecrets[id] ?? [];
-    out[id] = configured.length > 0 || !withDev || devSecret === undefined ? configured : [new Secret(devSecret)];
-  }
-  return out;
+  return secretsWithDev(config.webhookSecrets, withDev, connectors);
 }

@@ -4,7 +4,7 @@ import { createApiClients } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { Secret } from '../domain/secret.js';
 import type { Settings } from '../config/settings.js';
-import { CONNECTORS, DEV_SECRETS, sourceOf } from '../connectors/registry.js';
+import { CONNECTORS, secretsWithDev, sourceOf } from '../connectors/registry.js';
 import type { RecordKey } from '../domain/record-key.js';
 import { vatEnabled, type VatSettings } from '../mapping/index.js';
 import type { RedisClient } from '../queue/connection.js';
@@ -75,10 +75,9 @@ function given(map: Readonly<Record<DemoConnector, string>>, connector: DemoConn
 
 /** What the daemon signs with: the configured secret (the first during a rotation), else the development one. */
 export function demoSecrets(config: Pick<Config, 'webhookSecrets'>): Record<DemoConnector, string> {
-  const configured = config.webhookSecrets as Readonly<Record<string, readonly Secret[] | undefined>>;
-  return Object.fromEntries(
-    DEMO_CONNECTORS.map((id) => [id, configured[id]?.[0]?.reveal() ?? DEV_SECRETS[id] ?? '']),
-  );
+  // The daemon's own rule, with the development secrets `start` uses on the emulator.
+  const secrets = secretsWithDev(config.webhookSecrets, true);
+  return Object.fromEntries(DEMO_CONNECTORS.map((id) => [id, secrets[id]?.[0]?.reveal() ?? '']));
 }
 
 export function demoSources(settings: Settings): Record<DemoConnector, string> {
