@@ -56,7 +56,8 @@ return {'go', ambiguous and '1' or '0', tostring(attempts), tostring(resends), r
 // write is refused, counted and noted in the history.
 // KEYS: 1 entry, 2 history, 3 open index, 4 counters.
 // ARGV: 1 token, 2 outcome, 3 iso now, 4 next look ms (an unknown's place in the open index),
-// 5 note, 6 transaction id, 7 warnings '1'/'0', 8 history max, 9 error code ('' none).
+// 5 note, 6 transaction id, 7 warnings '1'/'0', 8 history max, 9 error code ('' none),
+// 10 '1' when a resend is released unsent (a claim that could not be made durable): not counted.
 export const SETTLE = `
 local e = redis.call('HMGET', KEYS[1], 'state', 'token', 'attempts', 'body_hash', 'ambiguous')
 local function history(outcome)
@@ -91,6 +92,7 @@ else
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('HDEL', KEYS[1], 'token', 'lease_until')
+if ARGV[10] == '1' then redis.call('HINCRBY', KEYS[1], 'resends', -1) end
 -- Unknown and released (pending) entries stay in the open index: if their job is gone (out of
 -- attempts, a dead letter), the resolver brings the record back.
 if outcome == 'unknown' or outcome == 'pending' then redis.call('ZADD', KEYS[3], tonumber(ARGV[4]), KEYS[1]) else redis.call('ZREM', KEYS[3], KEYS[1]) end

@@ -1,5 +1,6 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -15,7 +16,7 @@ import { recordKeyString } from '../../src/domain/record-key.js';
 import { Secret } from '../../src/domain/secret.js';
 import { DEFAULT_CLIENT } from '../../src/emulator/index.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { startFakeApi, type FakeApi } from '../helpers/fake-api.js';
+import { startFakeApi, type RecordedRequest } from '../helpers/fake-api.js';
 import { eventually } from '../helpers/pipeline.js';
 import { uniquePrefix } from '../helpers/redis.js';
 import { createVatRig, invoiceEvent, vatRecord, type VatRig } from '../helpers/vat-rig.js';
@@ -135,6 +136,9 @@ describe('a VAT claim is durable before its POST goes out', () => {
     const entryKey = rig.keys.vatLedger(rig.emulator.state.entityJurisdictions.keys().next().value as string, 'INV-F1');
     await eventually(async () => (await rig.redis.llen(`${entryKey}:history`)) >= 2);
     await stopWorker();
+    // No replica confirmed the claim: nothing went out on it.
+    expect(rig.emulator.state.vatTransactions.live()).toEqual([]);
+    expect(await rig.redis.hget(entryKey, 'note')).toMatch(/^not sent: the claim could not be confirmed durable \(no replica confirmed the write/);
 
     // Failover: the master dies, the replica (without the claim) is promoted.
     await kill(master);
@@ -186,6 +190,8 @@ describe('a VAT claim is durable before its POST goes out', () => {
       // Claimed (in Redis's memory); stopping the worker lets the attempt finish.
       await eventually(async () => filled && (await pad.exists(entryKey)) === 1);
       await stopWorker();
+      // The claim never reached the disk: nothing went out on it.
+      expect(rig.emulator.state.vatTransactions.live()).toEqual([]);
 
       // The crash: memory lost; the disk freed; Redis starts again from its AOF.
       await kill(server);
@@ -204,7 +210,7 @@ describe('a VAT claim is durable before its POST goes out', () => {
   }
 });
 
-async function forward(base: string, req: { method: string; url: string; headers: Record<string, string | string[] | undefined>; body: string }, res: import('node:http').ServerResponse): Promise<void> {
+async function forward(base: string, req: RecordedRequest, res: ServerResponse): Promise<void> {
   const answer = await request(`${base}${req.url}`, {
     method: req.method as 'GET' | 'POST',
     headers: { 'content-type': String(req.headers['content-type'] ?? 'application/json'), authorization: String(req.headers.authorization ?? '') },
