@@ -247,7 +247,10 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       );
     }
     if (plan.corrections.length > 0) throw correctionRequired(what, plan.corrections);
-    const unchanged = plan.unchanged.length > 0 ? [`${plan.unchanged.join(', ')} filed and unchanged`] : [];
+    // The invoice now maps to another entity jurisdiction than the one it was filed under: it stays there (planVat).
+    const kept = plan.kept === undefined ? '' : ` under ${plan.kept.filed.join(', ')} (the invoice now maps to ${plan.kept.now.join(', ')}; filed VAT stays where it was filed)`;
+    if (plan.kept !== undefined) ctx.logger.info({ filed: plan.kept.filed, now: plan.kept.now }, `${what}: its entity jurisdiction changed after filing; kept where it was filed`);
+    const unchanged = plan.unchanged.length > 0 ? [`${plan.unchanged.join(', ')} filed and unchanged${kept}`] : [];
     const parts = [...done, ...unchanged, ...plan.withdraw.map((w) => `claim ${w.invoiceNumber} withdrawn (never sent)`)];
     if (parts.length === 0) return { kind: 'done', detail: `nothing sent: ${target.quiet ?? target.reason ?? 'nothing to report'}` };
     // "nothing sent:" whenever this run sent nothing, as every handler's detail says it.

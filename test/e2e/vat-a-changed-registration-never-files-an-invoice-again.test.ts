@@ -113,7 +113,7 @@ describe('a changed registration never files an invoice again', () => {
           const event = (version: number, ls: readonly Line[]): CanonicalEventInput => {
             const base = invoiceEvent(number, version, ls.map(([c, rate]) => [euros(c), rate === 19 ? '0.19' : '0.07'] as const));
             const data = base.data as Record<string, unknown>;
-            return by === 'erp' ? { ...base, data: { ...data, vat: { entity_jurisdiction: successor } } } : base;
+            return by === 'erp' ? ({ ...base, data: { ...data, vat: { entity_jurisdiction: successor } } } as CanonicalEventInput) : base;
           };
           await rig.accept(invoiceEvent(number, 1, [['100.00', '0.19']]));
           expect((await rig.run(record, before)).kind).toBe('applied');
