@@ -127,8 +127,9 @@ async function settleFailure(
     count('released');
     throw error;
   }
-  if (error.status !== undefined && error.status >= 200 && error.status < 300) {
-    // Accepted, but the answer did not match the contract: never send it again.
+  if (!error.ambiguous && error.status !== undefined && error.status >= 200 && error.status < 300) {
+    // Accepted, but the answer did not match the contract: never send it again. (A page that is
+    // not the service's answer, API_FOREIGN_ANSWER, is ambiguous: the outcome stays unknown below.)
     await settle({ kind: 'confirmed', warnings: false, note: `accepted; unreadable answer: ${error.message}` });
     count('accepted');
     return `${number} accepted (answer unreadable)`;
