@@ -125,6 +125,12 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     unknownLimit: limit,
     metrics: deps.metrics,
     onWarnings: (number) => ctx.trace({ step: 'answered', status: 200, detail: `VAT ${number} accepted with warnings` }),
+    async onAttention(number, problems, transactionId) {
+      const said = `VAT ${number} accepted, but the service will not report it as it is (${problems.join('; ')})`;
+      // Minutes, not a quarter: the return would be filed without it (docs/operations.md).
+      ctx.logger.warn({ invoice_number: number, problems, ...(transactionId === undefined ? {} : { transaction_id: transactionId }) }, `${said}: check it in the VAT service`);
+      await ctx.trace({ step: 'answered', detail: said });
+    },
   });
 
   /** Resends the stored body of every open entry; throws while any stays open. */

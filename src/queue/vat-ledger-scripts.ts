@@ -57,7 +57,8 @@ return {'go', ambiguous and '1' or '0', tostring(attempts), tostring(resends), r
 // KEYS: 1 entry, 2 history, 3 open index, 4 counters.
 // ARGV: 1 token, 2 outcome, 3 iso now, 4 next look ms (an unknown's place in the open index),
 // 5 note, 6 transaction id, 7 warnings '1'/'0', 8 history max, 9 error code ('' none),
-// 10 '1' when a resend is released unsent (a claim that could not be made durable): not counted.
+// 10 '1' when a resend is released unsent (a claim that could not be made durable): not counted,
+// 11 a confirmed submission's attention ('' none: the service will report it as it is).
 export const SETTLE = `
 local e = redis.call('HMGET', KEYS[1], 'state', 'token', 'attempts', 'body_hash', 'ambiguous')
 local function history(outcome)
@@ -80,6 +81,7 @@ if outcome == 'confirmed' then
   table.insert(fields, 'state'); table.insert(fields, 'confirmed')
   table.insert(fields, 'warnings'); table.insert(fields, ARGV[7])
   if ARGV[6] ~= '' then table.insert(fields, 'transaction_id'); table.insert(fields, ARGV[6]) end
+  if ARGV[11] ~= '' then table.insert(fields, 'attention'); table.insert(fields, ARGV[11]) else redis.call('HDEL', KEYS[1], 'attention') end
 elseif outcome == 'unknown' then
   table.insert(fields, 'state'); table.insert(fields, 'unknown')
   table.insert(fields, 'ambiguous'); table.insert(fields, '1')

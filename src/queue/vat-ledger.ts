@@ -52,6 +52,11 @@ export const LedgerEntry = z.object({
   lease_until: z.number().optional(),
   transaction_id: z.string().optional(),
   warnings: z.boolean().optional(),
+  /**
+   * Confirmed, but the service said it will not report it as it is (`committed: false`, a
+   * validity or compliance status `error`): what it said, for an operator (docs/operations.md).
+   */
+  attention: z.string().optional(),
   reporting_period: z.string().optional(),
   net: z.string().optional(),
   vat: z.string().optional(),
@@ -93,7 +98,7 @@ export interface SubmissionFacts {
 
 /** The answer to one attempt (settle). */
 export type Outcome =
-  | { kind: 'confirmed'; transactionId?: string; warnings: boolean; note?: string }
+  | { kind: 'confirmed'; transactionId?: string; warnings: boolean; note?: string; /** What the service said that keeps it from being reported as it is. */ attention?: string }
   /** It may have been processed: resolved later by resending the same body. */
   | { kind: 'unknown'; note: string }
   /** Certainly not processed (refused before it was sent, 429): pending again, or unknown after an ambiguous attempt. */
@@ -255,6 +260,7 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: VatLedg
       HISTORY_MAX,
       outcome.kind === 'rejected' || outcome.kind === 'unresolved' ? outcome.code : '',
       unsentResend ? '1' : '0',
+      outcome.kind === 'confirmed' ? (outcome.attention ?? '') : '',
     );
     return Number(written) === 1;
   }
