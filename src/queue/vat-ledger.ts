@@ -196,6 +196,12 @@ export interface VatLedgerOptions {
   clock?: () => Date;
   random?: () => string;
   /**
+   * Tests only: ms added to Redis's clock, which decides leases (TIME in the scripts), so a test
+   * moves lease time as it moves `clock`, without waiting. `clock` is the caller's: history times
+   * and when the resolver looks at an open entry again, never whether a lease is live.
+   */
+  timeShift?: () => number;
+  /**
    * Where claims are written and how they are confirmed durable before the POST (the workers:
    * TAXSYNC_ACK_DURABILITY). Without it a claim is in Redis's memory only when it is answered
    * (tools that never claim: trace, reconcile, the dead-letter and ledger commands).
@@ -205,6 +211,7 @@ export interface VatLedgerOptions {
 
 export function createVatLedger(redis: RedisClient, keys: Keys, options: VatLedgerOptions): VatLedger {
   const clock = options.clock ?? (() => new Date());
+  const shift = () => Math.round(options.timeShift?.() ?? 0);
   const token = options.random ?? (() => `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`);
   const key = (ej: string, invoice: string) => keys.vatLedger(ej, invoice);
   // Kept beside the entry under the same prefix (one slot on a cluster).
@@ -327,6 +334,7 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: VatLedg
         facts.supplementOf ?? '',
         mode,
         HISTORY_MAX,
+        shift(),
       )) as string[];
       if (result[0] === 'go') {
         if (options.claims !== undefined) await confirmClaim(options.claims, mark, ej, invoice, attemptToken, result[4] === '1');
@@ -362,7 +370,7 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: VatLedg
     async operator(ej, invoice, action, actor) {
       const now = clock();
       const entryKey = key(ej, invoice);
-      const result = (await redis.eval(OPERATOR, 3, entryKey, historyKey(entryKey), openKey, action, actor, now.toISOString(), now.getTime(), HISTORY_MAX)) as string[];
+      const result = (await redis.eval(OPERATOR, 3, entryKey, historyKey(entryKey), openKey, action, actor, now.toISOString(), now.getTime(), HISTORY_MAX, shift())) as string[];
       if (result[0] === 'ok') return { ok: true, from: result[1] as LedgerState };
       return { ok: false, reason: result[1] as string };
     },
