@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { TaxsyncError, isTaxsyncError } from '../domain/errors.js';
 import type { DriftObserver } from './drift.js';
-import { errorFromResponse } from './errors.js';
+import { errorFromResponse, isForeignAnswer } from './errors.js';
 import type { HttpClient, HttpRequest, HttpResponse } from './http.js';
 import { observeCall, type ApiCall, type ApiCallObserver } from './observe.js';
 import { readAnswer, type AnswerSchemas } from './parse.js';
@@ -75,7 +75,7 @@ export function createAuthedCaller(
       token = await bearer();
       res = await sendOnce(token);
     }
-    if (res.status < 200 || res.status >= 300) {
+    if (res.status < 200 || res.status >= 300 || (options.vatSubmission === true && isForeignAnswer(res))) {
       throw errorFromResponse(res, options);
     }
     return res;

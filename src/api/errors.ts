@@ -137,7 +137,19 @@ export interface ClassifyOptions {
   now?: number;
 }
 
-/** Turns a non-2xx response into a TaxsyncError with a stable code and a retry decision. */
+/**
+ * A 2xx answer to a VAT submission that is not the service's at all: a page (HTML, XML) where the
+ * service answers JSON — a WAF's blocking page (F5's default one answers 200), a proxy's or a
+ * captive portal's. It says nothing about whether the submission reached the service. An empty
+ * body is not one (a 201 or 204 without a body is the service's own, whatever its content-type).
+ */
+export function isForeignAnswer(res: HttpResponse): boolean {
+  if (res.text.trim() === '') return false;
+  if (/^\s*(text\/html|application\/xhtml\+xml)\b/i.test(res.headers['content-type'] ?? '')) return true;
+  return /^\uFEFF?\s*</.test(res.text);
+}
+
+/** Turns a non-2xx response (or a foreign 2xx: isForeignAnswer) into a TaxsyncError with a stable code and a retry decision. */
 export function errorFromResponse(res: HttpResponse, options: ClassifyOptions): TaxsyncError {
   const { message, fields } = extractErrorBody(res.body);
   const status = res.status;
@@ -148,6 +160,16 @@ export function errorFromResponse(res: HttpResponse, options: ClassifyOptions): 
   const base = { status, http: res.exchange, ...(fields === undefined ? {} : { fields }), ...(maybeStored ? { ambiguous: true } : {}) };
   const where = `${options.endpoint} answered ${status}`;
 
+  if (status >= 200 && status < 300) {
+    // The submission may or may not have reached the service: resent (the same bytes) until the
+    // service's own answer settles it.
+    const type = res.headers['content-type'];
+    return new TaxsyncError('API_FOREIGN_ANSWER', `${where} with a page that is not the service's answer${type === undefined ? '' : ` (${type})`}: something in between (a WAF, a proxy) answered`, {
+      status,
+      http: res.exchange,
+      ambiguous: true,
+    });
+  }
   if (status === 429 || (status === 503 && retryAfterMs !== undefined)) {
     return new TaxsyncError('API_RATE_LIMITED', `${where} (rate limited)${said}`, {
       ...base,

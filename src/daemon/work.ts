@@ -3,6 +3,7 @@ import type { TaxClient, VatClient } from '../api/index.js';
 import { vatEnabled } from '../mapping/index.js';
 import { createVatHandler, createVatReferenceData } from '../processors/vat.js';
 import { createVatLedger } from '../queue/vat-ledger.js';
+import { createVatClaims } from '../queue/vat-claims.js';
 import { policyFor } from '../queue/retry.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
@@ -82,7 +83,22 @@ export async function startWork(deps: {
   const retry = config.queue.retry;
   const requeuer = createRequeuer({ queues, records, retry });
   const mapping = deps.settings.mapping;
-  const vatLedger = createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs });
+  const wanted = (deps.queues ?? WORKABLE_QUEUES).filter((name) => name !== QUEUE_NAMES.vatSubmissions || vatEnabled(deps.settings.vat));
+  // VAT claims on a connection of their own: each is confirmed durable before its POST, and
+  // WAITAOF / WAIT block the connection they are sent on (src/queue/vat-claims.ts).
+  const claimsConnection = createRedis(deps.redisTarget, 'worker', { connectionName: 'taxsync-vat-claims' });
+  claimsConnection.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  lifecycle.onShutdown('redis (vat claims)', () => {
+    claimsConnection.disconnect();
+    return Promise.resolve();
+  });
+  const claims = createVatClaims(claimsConnection, { mode: config.ack.durability, timeoutMs: config.ack.timeoutMs, slotKey: keys.counters });
+  if (wanted.includes(QUEUE_NAMES.vatSubmissions)) {
+    // Said at start, and refused at start when it cannot work (AOF off with TAXSYNC_ACK_DURABILITY=aof), as for webhooks.
+    const plan = await claims.ready();
+    logger[plan.weak ? 'warn' : 'info']({ ackDurability: plan.mode, method: plan.method }, `VAT claims are confirmed before their POST as webhooks' acknowledgements are: ${plan.description}`);
+  }
+  const vatLedger = createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs, claims });
   deps.metrics?.watchQueues(queueSource(queues, connection, keys));
 
   const handlers: Record<WorkableQueue, RecordHandler> = {
@@ -113,7 +129,6 @@ export async function startWork(deps: {
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     }),
   };
-  const wanted = (deps.queues ?? WORKABLE_QUEUES).filter((name) => name !== QUEUE_NAMES.vatSubmissions || vatEnabled(deps.settings.vat));
 
   const workers: Worker[] = [];
   for (const name of wanted) {

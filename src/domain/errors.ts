@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   API_NOT_FOUND: { errorClass: 'not_found', retryable: false },
   API_UNEXPECTED_STATUS: { errorClass: 'invalid', retryable: false },
   API_BAD_RESPONSE: { errorClass: 'invalid', retryable: false },
+  API_FOREIGN_ANSWER: { errorClass: 'transient', retryable: true },
   API_INSECURE_URL: { errorClass: 'config', retryable: false },
   LISTEN_FAILED: { errorClass: 'config', retryable: false },
   REQUEST_INVALID: { errorClass: 'invalid', retryable: false },

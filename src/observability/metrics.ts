@@ -43,7 +43,9 @@ export interface QueueSource {
  */
 /**
  * The outcomes of `taxsync_vat_submissions_total` (docs/vat.md, "The ledger"): accepted (201),
- * accepted_with_warnings (200), confirmed_by_duplicate (a duplicate answer after a lost one),
+ * accepted_with_warnings (200), accepted_with_errors (stored, but the service will not report it as
+ * it is: committed false, a validity or compliance status error — an operator looks),
+ * confirmed_by_duplicate (a duplicate answer after a lost one),
  * unknown (sent, answer lost), released (certainly not processed: 429, refused credentials),
  * rejected, unresolved (an operator decides), fenced (a stalled attempt's write refused),
  * collision (another record holds the number).
@@ -51,6 +53,7 @@ export interface QueueSource {
 export const VAT_SUBMISSION_OUTCOMES = [
   'accepted',
   'accepted_with_warnings',
+  'accepted_with_errors',
   'confirmed_by_duplicate',
   'unknown',
   'released',

@@ -20,6 +20,21 @@ export interface AttemptDeps {
   metrics?: Pick<Metrics, 'vatSubmissions'> | undefined;
   /** Trace line of an accepted-with-warnings answer. */
   onWarnings?: (number: string) => Promise<void>;
+  /** An accepted submission the service will not report as it is: trace line and warn log. */
+  onAttention?: (number: string, problems: string[], transactionId: string | undefined) => Promise<void>;
+}
+
+/**
+ * What in an accepted submission's answer keeps the service from reporting it as it is: not
+ * committed to reporting, or a validity or compliance status `error` (vat-compliance-api.md, "VAT
+ * transaction (response)"). Fields absent or unreadable say nothing.
+ */
+export function reportingProblems(transaction: Pick<VatSubmission['transaction'], 'committed' | 'validity_status' | 'compliance_status'>): string[] {
+  return [
+    ...(transaction.committed === false ? ['committed: false'] : []),
+    ...(transaction.validity_status === 'error' ? ['validity_status: error'] : []),
+    ...(transaction.compliance_status === 'error' ? ['compliance_status: error'] : []),
+  ];
 }
 
 export type Claimed = Extract<BeginResult, { go: true }>;
@@ -78,11 +93,16 @@ export async function sendClaimed(deps: AttemptDeps, ej: string, number: string,
       : new TaxsyncError('INTERNAL_ERROR', `unexpected error while submitting: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown, ambiguous: true });
     return settleFailure(deps, ej, number, claim, error, settle, count);
   }
-  await settle({ kind: 'confirmed', transactionId: answer.transaction.id, warnings: answer.withWarnings });
-  count(answer.withWarnings ? 'accepted_with_warnings' : 'accepted');
+  // Stored: never sent again, whatever the answer says about reporting it (a resend is a duplicate).
+  const problems = reportingProblems(answer.transaction);
+  const attention = problems.length > 0 ? problems.join('; ') : undefined;
+  await settle({ kind: 'confirmed', transactionId: answer.transaction.id, warnings: answer.withWarnings, ...(attention === undefined ? {} : { attention }) });
+  count(attention !== undefined ? 'accepted_with_errors' : answer.withWarnings ? 'accepted_with_warnings' : 'accepted');
   // After the settle: a failure writing the trace line must not turn a confirmed entry back.
-  if (answer.withWarnings) await deps.onWarnings?.(number);
-  return `${number} accepted (${answer.status}${answer.withWarnings ? ', with warnings' : ''})${claim.resend ? ' on a resend of the same body' : ''}`;
+  if (attention !== undefined) await deps.onAttention?.(number, problems, answer.transaction.id);
+  else if (answer.withWarnings) await deps.onWarnings?.(number);
+  const said = attention === undefined ? '' : `, but the service will not report it as it is (${attention})`;
+  return `${number} accepted (${answer.status}${answer.withWarnings ? ', with warnings' : ''})${said}${claim.resend ? ' on a resend of the same body' : ''}`;
 }
 
 /**
@@ -127,8 +147,9 @@ async function settleFailure(
     count('released');
     throw error;
   }
-  if (error.status !== undefined && error.status >= 200 && error.status < 300) {
-    // Accepted, but the answer did not match the contract: never send it again.
+  if (!error.ambiguous && error.status !== undefined && error.status >= 200 && error.status < 300) {
+    // Accepted, but the answer did not match the contract: never send it again. (A page that is
+    // not the service's answer, API_FOREIGN_ANSWER, is ambiguous: the outcome stays unknown below.)
     await settle({ kind: 'confirmed', warnings: false, note: `accepted; unreadable answer: ${error.message}` });
     count('accepted');
     return `${number} accepted (answer unreadable)`;

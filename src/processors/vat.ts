@@ -125,6 +125,12 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     unknownLimit: limit,
     metrics: deps.metrics,
     onWarnings: (number) => ctx.trace({ step: 'answered', status: 200, detail: `VAT ${number} accepted with warnings` }),
+    async onAttention(number, problems, transactionId) {
+      const said = `VAT ${number} accepted, but the service will not report it as it is (${problems.join('; ')})`;
+      // Minutes, not a quarter: the return would be filed without it (docs/operations.md).
+      ctx.logger.warn({ invoice_number: number, problems, ...(transactionId === undefined ? {} : { transaction_id: transactionId }) }, `${said}: check it in the VAT service`);
+      await ctx.trace({ step: 'answered', detail: said });
+    },
   });
 
   /** Resends the stored body of every open entry; throws while any stays open. */
@@ -247,7 +253,10 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
       );
     }
     if (plan.corrections.length > 0) throw correctionRequired(what, plan.corrections);
-    const unchanged = plan.unchanged.length > 0 ? [`${plan.unchanged.join(', ')} filed and unchanged`] : [];
+    // The invoice now maps to another entity jurisdiction than the one it was filed under: it stays there (planVat).
+    const kept = plan.kept === undefined ? '' : ` under ${plan.kept.filed.join(', ')} (the invoice now maps to ${plan.kept.now.join(', ')}; filed VAT stays where it was filed)`;
+    if (plan.kept !== undefined) ctx.logger.info({ filed: plan.kept.filed, now: plan.kept.now }, `${what}: its entity jurisdiction changed after filing; kept where it was filed`);
+    const unchanged = plan.unchanged.length > 0 ? [`${plan.unchanged.join(', ')} filed and unchanged${kept}`] : [];
     const parts = [...done, ...unchanged, ...plan.withdraw.map((w) => `claim ${w.invoiceNumber} withdrawn (never sent)`)];
     if (parts.length === 0) return { kind: 'done', detail: `nothing sent: ${target.quiet ?? target.reason ?? 'nothing to report'}` };
     // "nothing sent:" whenever this run sent nothing, as every handler's detail says it.

@@ -3,18 +3,30 @@
  * so two workers (or a stalled worker and its successor) can never both hold an entry, and every
  * state change writes its history line and its place in the open index in the same step. Keys are
  * all under the installation's prefix (one hash slot on a cluster).
+ *
+ * Leases are decided on Redis's own clock (TIME), never a caller's: a worker or an operator machine
+ * whose clock is off would take over or decide a live attempt, or claim a lease already over.
+ * Calling TIME before writing is safe with script effects replication (the default since Redis 5,
+ * the only mode since Redis 7): replicas and the AOF get the writes, not the script. The open
+ * index is only a hint of when to look again (BEGIN decides), kept on the callers' clock like the
+ * resolver that reads it.
  */
+
+// Redis's clock in ms, moved by a shift (ARGV) that only tests set: they move time without waiting.
+const REDIS_NOW = (shiftArg: string) => `
+local redis_time = redis.call('TIME')
+local now = tonumber(redis_time[1]) * 1000 + math.floor(tonumber(redis_time[2]) / 1000) + tonumber(${shiftArg})
+`;
 
 // Claims an entry for one attempt.
 // KEYS: 1 entry, 2 index, 3 the record's own set, 4 history, 5 open index.
-// ARGV: 1 now ms, 2 lease ms, 3 record, 4 body hash, 5 period, 6 net, 7 vat, 8 currency, 9 iso now,
-// 10 body, 11 attempt token, 12 entity jurisdiction, 13 invoice number, 14 supplement of ('' none),
-// 15 mode ('submit' | 'resolve'), 16 history max.
+// ARGV: 1 the caller's now ms (the open index), 2 lease ms, 3 record, 4 body hash, 5 period, 6 net,
+// 7 vat, 8 currency, 9 iso now, 10 body, 11 attempt token, 12 entity jurisdiction, 13 invoice number,
+// 14 supplement of ('' none), 15 mode ('submit' | 'resolve'), 16 history max, 17 shift of Redis's clock ms.
 // Returns {'go', ambiguous, attempts, resends, resend, body} or {state} or {'collision', owner}.
-export const BEGIN = `
+export const BEGIN = `${REDIS_NOW('ARGV[17]')}
 local e = redis.call('HMGET', KEYS[1], 'state', 'lease_until', 'ambiguous', 'attempts', 'record', 'body_hash', 'resends')
 local state = e[1]
-local now = tonumber(ARGV[1])
 if state and e[5] and e[5] ~= ARGV[3] then return {'collision', e[5]} end
 if state == 'confirmed' or state == 'unresolved' then return {state} end
 if state == 'in_flight' and tonumber(e[2] or '0') > now then return {'busy'} end
@@ -44,7 +56,7 @@ if not resend then
 end
 redis.call('SADD', KEYS[2], KEYS[1])
 redis.call('SADD', KEYS[3], KEYS[1])
-redis.call('ZADD', KEYS[5], lease_until, KEYS[1])
+redis.call('ZADD', KEYS[5], tonumber(ARGV[1]) + tonumber(ARGV[2]), KEYS[1])
 local hash = resend and redis.call('HGET', KEYS[1], 'body_hash') or ARGV[4]
 redis.call('RPUSH', KEYS[4], cjson.encode({at = ARGV[9], attempt = attempts, outcome = resend and 'resent' or 'sent', body_hash = hash}))
 redis.call('LTRIM', KEYS[4], -tonumber(ARGV[16]), -1)
@@ -56,7 +68,9 @@ return {'go', ambiguous and '1' or '0', tostring(attempts), tostring(resends), r
 // write is refused, counted and noted in the history.
 // KEYS: 1 entry, 2 history, 3 open index, 4 counters.
 // ARGV: 1 token, 2 outcome, 3 iso now, 4 next look ms (an unknown's place in the open index),
-// 5 note, 6 transaction id, 7 warnings '1'/'0', 8 history max, 9 error code ('' none).
+// 5 note, 6 transaction id, 7 warnings '1'/'0', 8 history max, 9 error code ('' none),
+// 10 '1' when a resend is released unsent (a claim that could not be made durable): not counted,
+// 11 a confirmed submission's attention ('' none: the service will report it as it is).
 export const SETTLE = `
 local e = redis.call('HMGET', KEYS[1], 'state', 'token', 'attempts', 'body_hash', 'ambiguous')
 local function history(outcome)
@@ -79,6 +93,7 @@ if outcome == 'confirmed' then
   table.insert(fields, 'state'); table.insert(fields, 'confirmed')
   table.insert(fields, 'warnings'); table.insert(fields, ARGV[7])
   if ARGV[6] ~= '' then table.insert(fields, 'transaction_id'); table.insert(fields, ARGV[6]) end
+  if ARGV[11] ~= '' then table.insert(fields, 'attention'); table.insert(fields, ARGV[11]) else redis.call('HDEL', KEYS[1], 'attention') end
 elseif outcome == 'unknown' then
   table.insert(fields, 'state'); table.insert(fields, 'unknown')
   table.insert(fields, 'ambiguous'); table.insert(fields, '1')
@@ -91,6 +106,7 @@ else
 end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('HDEL', KEYS[1], 'token', 'lease_until')
+if ARGV[10] == '1' then redis.call('HINCRBY', KEYS[1], 'resends', -1) end
 -- Unknown and released (pending) entries stay in the open index: if their job is gone (out of
 -- attempts, a dead letter), the resolver brings the record back.
 if outcome == 'unknown' or outcome == 'pending' then redis.call('ZADD', KEYS[3], tonumber(ARGV[4]), KEYS[1]) else redis.call('ZREM', KEYS[3], KEYS[1]) end
@@ -112,12 +128,13 @@ return 1
 
 // An operator's decision on an entry whose outcome taxsync cannot know (docs/vat.md, "Operator").
 // KEYS: 1 entry, 2 history, 3 open index. ARGV: 1 action (confirm | release), 2 actor, 3 iso now,
-// 4 now ms, 5 history max. Returns {'ok', previous state} or {'no', reason}.
-export const OPERATOR = `
+// 4 the caller's now ms (the open index), 5 history max, 6 shift of Redis's clock ms.
+// Returns {'ok', previous state} or {'no', reason}.
+export const OPERATOR = `${REDIS_NOW('ARGV[6]')}
 local e = redis.call('HMGET', KEYS[1], 'state', 'lease_until', 'attempts', 'body_hash')
 local state = e[1]
 if not state then return {'no', 'no such ledger entry'} end
-if state == 'in_flight' and tonumber(e[2] or '0') > tonumber(ARGV[4]) then
+if state == 'in_flight' and tonumber(e[2] or '0') > now then
   return {'no', 'an attempt is in flight right now; wait for its lease to run out'}
 end
 if state ~= 'unknown' and state ~= 'unresolved' and state ~= 'in_flight' then

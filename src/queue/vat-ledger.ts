@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { TaxsyncError } from '../domain/errors.js';
 import type { RedisClient } from './connection.js';
 import type { Keys } from './keys.js';
+import type { VatClaims } from './vat-claims.js';
 import { BEGIN, OPERATOR, REOPEN, SETTLE, WITHDRAW } from './vat-ledger-scripts.js';
 
 /**
@@ -21,6 +23,10 @@ import { BEGIN, OPERATOR, REOPEN, SETTLE, WITHDRAW } from './vat-ledger-scripts.
  * - Every attempt holds a token and a lease: the answer is written only while the token is still
  *   the entry's (a worker that stalled past its lease and resumes is refused, counted, and sends
  *   nothing); an in_flight entry whose lease ran out counts as unknown.
+ * - A claim is durable before it is answered `go` (with `claims`: written on their own connection
+ *   and confirmed as TAXSYNC_ACK_DURABILITY asks, src/queue/vat-claims.ts): a claim lost with
+ *   Redis's memory after its POST would make the next attempt's duplicate answer a "real
+ *   conflict". One that cannot be confirmed is released unsent (REDIS_NOT_DURABLE, tried again).
  * - Open entries (in flight, unknown, pending) are indexed by when they next need attention, so a
  *   sweep finds those whose job is gone (src/vat-ops/resolver.ts).
  * - Each entry keeps its history of attempts (time, outcome, body hash) for `trace` and operators.
@@ -46,6 +52,11 @@ export const LedgerEntry = z.object({
   lease_until: z.number().optional(),
   transaction_id: z.string().optional(),
   warnings: z.boolean().optional(),
+  /**
+   * Confirmed, but the service said it will not report it as it is (`committed: false`, a
+   * validity or compliance status `error`): what it said, for an operator (docs/operations.md).
+   */
+  attention: z.string().optional(),
   reporting_period: z.string().optional(),
   net: z.string().optional(),
   vat: z.string().optional(),
@@ -87,7 +98,7 @@ export interface SubmissionFacts {
 
 /** The answer to one attempt (settle). */
 export type Outcome =
-  | { kind: 'confirmed'; transactionId?: string; warnings: boolean; note?: string }
+  | { kind: 'confirmed'; transactionId?: string; warnings: boolean; note?: string; /** What the service said that keeps it from being reported as it is. */ attention?: string }
   /** It may have been processed: resolved later by resending the same body. */
   | { kind: 'unknown'; note: string }
   /** Certainly not processed (refused before it was sent, 429): pending again, or unknown after an ambiguous attempt. */
@@ -101,7 +112,8 @@ export interface VatLedger {
   /**
    * Claims the submission for one attempt: `submit` sends `facts.body` unless an earlier attempt
    * may have landed (then the stored body is resent: `resend`); `resolve` only resends an open
-   * entry's stored body (facts are ignored). Or says why not.
+   * entry's stored body (facts are ignored). Or says why not. `go` only once the claim is durable
+   * (with `claims`); a claim that cannot be confirmed is released unsent and REDIS_NOT_DURABLE thrown.
    */
   begin(entityJurisdiction: string, invoiceNumber: string, facts: SubmissionFacts, mode?: 'submit' | 'resolve'): Promise<BeginResult>;
   /** Writes the attempt's answer, only while `token` is still the entry's; false (counted) otherwise. */
@@ -179,8 +191,27 @@ export type StatedRefund = z.infer<typeof StatedRefund>;
 
 const HISTORY_MAX = 100;
 
-export function createVatLedger(redis: RedisClient, keys: Keys, options: { leaseMs: number; clock?: () => Date; random?: () => string }): VatLedger {
+export interface VatLedgerOptions {
+  leaseMs: number;
+  clock?: () => Date;
+  random?: () => string;
+  /**
+   * Tests only: ms added to Redis's clock, which decides leases (TIME in the scripts), so a test
+   * moves lease time as it moves `clock`, without waiting. `clock` is the caller's: history times
+   * and when the resolver looks at an open entry again, never whether a lease is live.
+   */
+  timeShift?: () => number;
+  /**
+   * Where claims are written and how they are confirmed durable before the POST (the workers:
+   * TAXSYNC_ACK_DURABILITY). Without it a claim is in Redis's memory only when it is answered
+   * (tools that never claim: trace, reconcile, the dead-letter and ledger commands).
+   */
+  claims?: VatClaims;
+}
+
+export function createVatLedger(redis: RedisClient, keys: Keys, options: VatLedgerOptions): VatLedger {
   const clock = options.clock ?? (() => new Date());
+  const shift = () => Math.round(options.timeShift?.() ?? 0);
   const token = options.random ?? (() => `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`);
   const key = (ej: string, invoice: string) => keys.vatLedger(ej, invoice);
   // Kept beside the entry under the same prefix (one slot on a cluster).
@@ -215,6 +246,52 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
   }
   const read = async (entryKey: string) => parse(await redis.hgetall(entryKey));
 
+  async function settle(ej: string, invoice: string, attemptToken: string, outcome: Outcome, unsentResend = false): Promise<boolean> {
+    const now = clock();
+    const entryKey = key(ej, invoice);
+    const written = await redis.eval(
+      SETTLE,
+      4,
+      entryKey,
+      historyKey(entryKey),
+      openKey,
+      keys.counters,
+      attemptToken,
+      outcome.kind,
+      now.toISOString(),
+      // An unknown is looked at again by the resolver's sweep if its job has not settled it by then.
+      now.getTime() + options.leaseMs,
+      outcome.note ?? '',
+      outcome.kind === 'confirmed' ? (outcome.transactionId ?? '') : '',
+      outcome.kind === 'confirmed' && outcome.warnings ? '1' : '0',
+      HISTORY_MAX,
+      outcome.kind === 'rejected' || outcome.kind === 'unresolved' ? outcome.code : '',
+      unsentResend ? '1' : '0',
+      outcome.kind === 'confirmed' ? (outcome.attention ?? '') : '',
+    );
+    return Number(written) === 1;
+  }
+
+  /**
+   * Waits until the claim is durable; otherwise releases it unsent (the entry open again as it was:
+   * pending, or unknown after an ambiguous attempt, its resend not counted) and throws
+   * REDIS_NOT_DURABLE, retryable: the POST must not go out on a claim Redis may lose.
+   */
+  async function confirmClaim(claims: VatClaims, mark: number, ej: string, invoice: string, attemptToken: string, resend: boolean): Promise<void> {
+    try {
+      await claims.confirm(mark);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      // Best effort: when Redis refuses the release too (a full disk), the claim runs out its lease
+      // and is resent as a possibly landed attempt — the same bytes, so nothing is doubled.
+      await settle(ej, invoice, attemptToken, { kind: 'released', note: `not sent: the claim could not be confirmed durable (${why})` }, resend).catch(() => undefined);
+      throw new TaxsyncError('REDIS_NOT_DURABLE', `VAT ${invoice} not sent: its ledger claim could not be confirmed durable before the submission (${why}); tried again later`, {
+        retryable: true,
+        cause: error,
+      });
+    }
+  }
+
   async function* entries(): AsyncGenerator<[string, LedgerEntry]> {
     let cursor = '0';
     do {
@@ -232,7 +309,8 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
       const now = clock();
       const entryKey = key(ej, invoice);
       const attemptToken = token();
-      const result = (await redis.eval(
+      const mark = options.claims?.mark() ?? 0;
+      const result = (await (options.claims?.connection ?? redis).eval(
         BEGIN,
         5,
         entryKey,
@@ -256,8 +334,10 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
         facts.supplementOf ?? '',
         mode,
         HISTORY_MAX,
+        shift(),
       )) as string[];
       if (result[0] === 'go') {
+        if (options.claims !== undefined) await confirmClaim(options.claims, mark, ej, invoice, attemptToken, result[4] === '1');
         return {
           go: true,
           token: attemptToken,
@@ -272,29 +352,7 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
       if (result[0] === 'collision') return { go: false, state: 'collision', owner: result[1] as string, entry };
       return { go: false, state: result[0] as 'confirmed', entry };
     },
-    async settle(ej, invoice, attemptToken, outcome) {
-      const now = clock();
-      const entryKey = key(ej, invoice);
-      const written = await redis.eval(
-        SETTLE,
-        4,
-        entryKey,
-        historyKey(entryKey),
-        openKey,
-        keys.counters,
-        attemptToken,
-        outcome.kind,
-        now.toISOString(),
-        // An unknown is looked at again by the resolver's sweep if its job has not settled it by then.
-        now.getTime() + options.leaseMs,
-        outcome.note ?? '',
-        outcome.kind === 'confirmed' ? (outcome.transactionId ?? '') : '',
-        outcome.kind === 'confirmed' && outcome.warnings ? '1' : '0',
-        HISTORY_MAX,
-        outcome.kind === 'rejected' || outcome.kind === 'unresolved' ? outcome.code : '',
-      );
-      return Number(written) === 1;
-    },
+    settle: (ej, invoice, attemptToken, outcome) => settle(ej, invoice, attemptToken, outcome),
     async holds(ej, invoice, attemptToken) {
       const [state, held] = await redis.hmget(key(ej, invoice), 'state', 'token');
       return state === 'in_flight' && held === attemptToken;
@@ -312,7 +370,7 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: { lease
     async operator(ej, invoice, action, actor) {
       const now = clock();
       const entryKey = key(ej, invoice);
-      const result = (await redis.eval(OPERATOR, 3, entryKey, historyKey(entryKey), openKey, action, actor, now.toISOString(), now.getTime(), HISTORY_MAX)) as string[];
+      const result = (await redis.eval(OPERATOR, 3, entryKey, historyKey(entryKey), openKey, action, actor, now.toISOString(), now.getTime(), HISTORY_MAX, shift())) as string[];
       if (result[0] === 'ok') return { ok: true, from: result[1] as LedgerState };
       return { ok: false, reason: result[1] as string };
     },

@@ -57,6 +57,7 @@ export function renderLedgerEntry(view: LedgerEntryView): string {
     `record ${e.record ?? '?'}${e.supplement_of ? ` · supplement of ${e.supplement_of}` : ''}`,
     `period ${e.reporting_period ?? '?'} · net ${e.net ?? '?'} vat ${e.vat ?? '?'} ${e.currency ?? ''} · body sha256 ${e.body_hash ?? '?'}`,
     `${e.attempts} attempt(s), ${e.resends} resend(s)${e.transaction_id ? ` · transaction ${e.transaction_id}` : ''}${e.code ? ` · ${e.code}` : ''}`,
+    ...(e.attention ? [`ATTENTION: confirmed, but not reported as it is: ${e.attention} (check it in the VAT service; docs/operations.md)`] : []),
     ...(e.note ? [`note: ${e.note}`] : []),
   ];
   const lines = view.history.map((h) => `  ${h.at}  #${h.attempt}  ${h.outcome.padEnd(18)} ${(h.body_hash ?? '').slice(0, 12)}${h.note ? `  ${h.note}` : ''}`);

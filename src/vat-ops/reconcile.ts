@@ -92,6 +92,8 @@ export interface OpenEntry {
   attempts: number;
   record: string | undefined;
   note: string | undefined;
+  /** A confirmed entry the service will not report as it is (committed false, a status error). */
+  attention?: string;
 }
 
 export interface FilingSide {
@@ -120,6 +122,12 @@ export interface ReconcileReport {
     /** pending, in_flight, unknown or unresolved: the outcome is open, so the comparison is uncertain. */
     uncertain: OpenEntry[];
     rejected: OpenEntry[];
+    /**
+     * Confirmed (counted above: the service stored them) but the service will not report them as
+     * they are: the filing will lack them until an operator acts, so no comparison that holds one
+     * matches.
+     */
+    attention: OpenEntry[];
   };
   filing?: FilingSide;
   /** What the filing is compared with: the confirmed entries of its entity jurisdiction (when known) and currency. */
@@ -174,6 +182,7 @@ function open(e: KeyedLedgerEntry): OpenEntry {
     attempts: e.entry.attempts,
     record: e.entry.record,
     note: e.entry.note,
+    ...(e.entry.attention === undefined ? {} : { attention: e.entry.attention }),
   };
 }
 
@@ -235,6 +244,10 @@ export function reconcile(input: ReconcileInput): ReconcileReport {
       ),
       rejected: sortBy(
         of.filter((e) => e.entry.state === 'rejected').map(open),
+        (o) => `${o.entity_jurisdiction} ${o.invoice_number}`,
+      ),
+      attention: sortBy(
+        confirmed.filter((e) => e.entry.attention !== undefined).map(open),
         (o) => `${o.entity_jurisdiction} ${o.invoice_number}`,
       ),
     },
@@ -302,15 +315,16 @@ export function reconcile(input: ReconcileInput): ReconcileReport {
   compare('vat', compared.vat, boxVat, layout.vat);
 
   report.differences = differences;
-  const uncertainHere = report.ledger.uncertain.some((o) => (ej === undefined || o.entity_jurisdiction === ej) && (currency === undefined || o.currency === currency));
-  report.matches = differences.length === 0 && !uncertainHere;
+  const here = (o: OpenEntry) => (ej === undefined || o.entity_jurisdiction === ej) && (currency === undefined || o.currency === currency);
+  const uncertainHere = report.ledger.uncertain.some(here);
+  report.matches = differences.length === 0 && !uncertainHere && !report.ledger.attention.some(here);
   return report;
 }
 
 /** The report as text, for a terminal. */
 export function renderReconcile(report: ReconcileReport): string {
   const lines: string[] = [];
-  const { confirmed, uncertain, rejected } = report.ledger;
+  const { confirmed, uncertain, rejected, attention } = report.ledger;
   lines.push(`period ${report.period.label} (${report.period.start} … ${report.period.end})`);
   lines.push(`ledger: ${confirmed.count} confirmed submission(s)`);
   for (const c of confirmed.by_currency) lines.push(`  ${c.currency.padEnd(4)} count ${c.count}  net ${c.net}  vat ${c.vat}`);
@@ -333,10 +347,20 @@ export function renderReconcile(report: ReconcileReport): string {
     lines.push(`${rejected.length} rejected submission(s) (not in any filing; see the dead-letter queue):`);
     lines.push(...rejected.map(row));
   }
+  if (attention.length > 0) {
+    lines.push(`${attention.length} confirmed submission(s) the service will not report as they are (check each in the service before approving; docs/operations.md):`);
+    lines.push(...attention.map((o) => `${row(o)}  — ${o.attention ?? ''}`));
+  }
   if (report.matches === undefined) lines.push('no filing given: ledger side only');
   else if (report.differences.length === 0 && report.matches) lines.push('MATCH: the draft return agrees with the ledger');
   else {
-    lines.push(report.differences.length === 0 ? 'UNCERTAIN: totals agree but submissions are still open' : 'DIFFERENT:');
+    lines.push(
+      report.differences.length > 0
+        ? 'DIFFERENT:'
+        : uncertain.length > 0
+          ? 'UNCERTAIN: totals agree but submissions are still open'
+          : 'ATTENTION: totals agree but the service will not report submissions listed above as they are',
+    );
     for (const d of report.differences) lines.push(`  ${d.field}: ${d.message}${d.difference !== undefined ? ` (filing − ledger = ${d.difference})` : ''}`);
   }
   return lines.join('\n');

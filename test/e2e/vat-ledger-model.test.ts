@@ -229,13 +229,15 @@ async function runSequence(shared: Shared, run: number, input: { increases: 'man
   emulator.faults.clear();
   const keys = createKeys(prefix);
   const queues = createQueues(redis, prefix);
-  let now = Date.parse('2025-03-15T12:00:00Z') + run * 60_000;
+  const start = Date.parse('2025-03-15T12:00:00Z') + run * 60_000;
+  let now = start;
   const clock = () => new Date(now);
   try {
     const deadLetters = createDeadLetterStore(queues['dead-letter']);
     const records = createRecordStore(redis, keys);
     const producer = createProducer({ queues, connection: redis, keys, deadLetters, trace: { maxEntries: 0, maxAgeMs: 60_000 }, deliveryTtlMs: 60_000, coalesceDelayMs: 0, vat: true, clock });
-    const ledger = createVatLedger(redis, keys, { leaseMs: LEASE_MS, clock });
+    // Leases are decided on Redis's clock: moved as far as the sequence moves its own.
+    const ledger = createVatLedger(redis, keys, { leaseMs: LEASE_MS, clock, timeShift: () => now - start });
     const requeuer = createRequeuer({ queues, records });
     const settings = VatSettings.parse({
       seller_country: 'DE',

@@ -119,17 +119,24 @@ export async function createVatRig(options: {
   unknownLimit?: number;
   /** Attempts of a job before a retryable failure is dead-lettered. @defaultValue 1000 */
   attempts?: number;
+  /**
+   * The emulator of another rig (its German registration already made), left open by close():
+   * a second rig on another Redis (after a failover) talks to the same service.
+   */
+  emulator?: Emulator & { url: string };
 }): Promise<VatRig> {
-  const emulator = await startEmulator({ port: 0, host: '127.0.0.1', entities: [{ id: RIG_ENTITY, name: 'Beta GmbH' }] });
+  const own = options.emulator === undefined;
+  const emulator = options.emulator ?? (await startEmulator({ port: 0, host: '127.0.0.1', entities: [{ id: RIG_ENTITY, name: 'Beta GmbH' }] }));
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
-  await api.vat.registrations.create({ taxable_jurisdiction: 'DE', entity: RIG_ENTITY, registration_type: 'standard', date_of_registration: '2024-01-01' });
+  if (own) await api.vat.registrations.create({ taxable_jurisdiction: 'DE', entity: RIG_ENTITY, registration_type: 'standard', date_of_registration: '2024-01-01' });
   const redis = createRedis(options.url, 'producer');
   await new Promise((resolve) => redis.once('ready', resolve));
   const keys = createKeys(options.prefix);
   const queues = createQueues(redis, options.prefix);
   const deadLetters = createDeadLetterStore(queues['dead-letter']);
   const records = createRecordStore(redis, keys);
-  let now = Date.parse('2025-03-15T12:00:00Z');
+  const start = Date.parse('2025-03-15T12:00:00Z');
+  let now = start;
   const clock = () => new Date(now);
   const producer = createProducer({
     queues,
@@ -148,7 +155,8 @@ export async function createVatRig(options: {
     rates: { DE: { standard: '19.00', reduced: ['7.00'] } },
     ...options.settings,
   });
-  const ledger = createVatLedger(redis, keys, { leaseMs: options.leaseMs ?? 60_000, clock });
+  // Leases are decided on Redis's clock: moved as far as the test moved its own.
+  const ledger = createVatLedger(redis, keys, { leaseMs: options.leaseMs ?? 60_000, clock, timeShift: () => now - start });
   const reference = createVatReferenceData(api.vat, settings, { ttlMs: 3_600_000 });
   const requeuer = createRequeuer({ queues, records });
   const makeHandler = (overrides: Partial<VatHandlerDeps> = {}) =>
@@ -261,7 +269,7 @@ export async function createVatRig(options: {
       await closeQueues(queues);
       redis.disconnect();
       await api.close();
-      await emulator.close();
+      if (own) await emulator.close();
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   FILING_STATUSES,
   REGISTRATION_STATUSES,
   REGISTRATION_TYPES,
+  VALIDATION_STATUSES,
   type DraftReturnBoxContract,
   type FilingContract,
   type FilingFileContract,
@@ -23,11 +24,18 @@ import {
 /**
  * The answer to a submission. Nothing in it is essential: the status says accepted (201) or
  * accepted with warnings (200), whatever the body holds, so a submission answered 2xx is never
- * taken for a failure (invariant 5). The id is kept in the ledger when readable.
+ * taken for a failure (invariant 5). The id is kept in the ledger when readable; `committed` and
+ * the two statuses, when readable, tell a submission the service stored but will not report as it
+ * is (`committed: false`, a status `error`): still accepted, but surfaced (docs/vat.md).
  */
 export const VatTransactionAnswer = z.preprocess(
   (body) => (body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {}),
-  reads({ id: lenient(AnswerId) }),
+  reads({
+    id: lenient(AnswerId),
+    committed: lenient(z.boolean()),
+    validity_status: lenient(openEnum(VALIDATION_STATUSES)),
+    compliance_status: lenient(openEnum(VALIDATION_STATUSES)),
+  }),
 );
 export type VatTransaction = Read<z.infer<typeof VatTransactionAnswer>, Partial<VatTransactionContract>>;
 

@@ -36,6 +36,8 @@ interface LedgerView {
   attempts: number;
   ambiguous: boolean;
   warnings: boolean | undefined;
+  /** Confirmed, but the service will not report it as it is (committed false, a status error). */
+  attention: string | undefined;
   transaction_id: string | undefined;
   note: string | undefined;
   updated_at: string | undefined;
@@ -62,6 +64,7 @@ function ledgerView(entry: LedgerEntry, history: LedgerAttempt[] = []): LedgerVi
     attempts: entry.attempts,
     ambiguous: entry.ambiguous,
     warnings: entry.warnings,
+    attention: entry.attention,
     transaction_id: entry.transaction_id,
     note: entry.note,
     updated_at: entry.updated_at,
@@ -78,6 +81,7 @@ function renderLedger(entry: LedgerView): string {
     entry.net !== undefined ? `net ${entry.net} vat ${entry.vat ?? '?'} ${entry.currency ?? ''}`.trim() : undefined,
     `${entry.attempts} attempt(s)`,
     entry.warnings ? 'with warnings' : undefined,
+    entry.attention ? `ATTENTION: not reported as it is: ${entry.attention}` : undefined,
     entry.transaction_id ? `transaction ${entry.transaction_id}` : undefined,
     entry.note,
   ];

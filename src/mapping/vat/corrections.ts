@@ -13,6 +13,12 @@ import { ZERO } from './amounts.js';
  * new positive part (a VAT rate the invoice did not have), and — with `vat.increases: supplement`
  * — an increase of a part as a supplementary submission of the difference. Everything else is a
  * correction the operator makes in the filing, stated exactly (net, vat and gross difference).
+ *
+ * An invoice's entity jurisdiction is fixed once a submission of it may have landed (DESIGN.md
+ * invariant 5, as invariant 3 fixes a record's source): a later version that maps to another one
+ * (its registration closed and replaced, resolved again; the ERP naming another) is compared with
+ * what is filed where it was filed, and nothing more is submitted for it — a change is stated
+ * there for the operator (docs/decisions.md, "An invoice's entity jurisdiction after filing").
  */
 
 export interface Amounts {
@@ -78,6 +84,11 @@ export interface VatPlan {
   corrections: PartCorrection[];
   /** Filed parts that are still exactly what the invoice requires. */
   unchanged: string[];
+  /**
+   * The invoice maps to an entity jurisdiction it was not filed under (`now`): it was compared
+   * with what is filed (`filed`), and nothing was planned for submission.
+   */
+  kept?: { filed: string[]; now: string[] };
 }
 
 export interface VatPlanInput {
@@ -159,14 +170,33 @@ function filedParts(filed: readonly FiledSubmission[]): Map<string, FiledPart> {
   return parts;
 }
 
+/**
+ * Whether the invoice now maps to an entity jurisdiction it was not filed under, and the bodies to
+ * compare with what is filed: under the one it was filed under (when there is one).
+ */
+function keepJurisdiction(input: VatPlanInput): { target: readonly VatTransactionRequest[]; kept?: { filed: string[]; now: string[] } } {
+  const filed = [...new Set(input.filed.map((f) => f.body.entity_jurisdiction))].sort();
+  const now = [...new Set(input.target.map((t) => t.entity_jurisdiction).filter((ej) => filed.length > 0 && !filed.includes(ej)))].sort();
+  if (now.length === 0) return { target: input.target };
+  const [only] = filed;
+  const target = filed.length === 1 && only !== undefined ? input.target.map((t) => ({ ...t, entity_jurisdiction: only })) : input.target;
+  return { target, kept: { filed, now } };
+}
+
 /** Decides, part by part, what the invoice's current mapping means for what is filed. */
 export function planVat(input: VatPlanInput): VatPlan {
   const parts = filedParts(input.filed);
   const taken = new Set(input.filed.map((f) => numberKey(f.body.entity_jurisdiction, f.body.invoice_number)));
-  const plan: VatPlan = { submit: [], withdraw: [], corrections: [], unchanged: [] };
+  const { target: targets, kept } = keepJurisdiction(input);
+  const plan: VatPlan = { submit: [], withdraw: [], corrections: [], unchanged: [], ...(kept === undefined ? {} : { kept }) };
   const seen = new Set<string>();
+  const keptWhy =
+    kept === undefined
+      ? ''
+      : `; the invoice now maps to entity jurisdiction ${kept.now.join(', ')}, but its VAT was filed under ${kept.filed.join(', ')} and stays there: ` +
+        'taxsync submits nothing more for it (if the supply itself moved to another registration, reverse it there and declare it under the new one by hand)';
 
-  for (const target of input.target) {
+  for (const target of targets) {
     const key = partKey(target);
     const part = parts.get(key);
     if (part === undefined) {
@@ -175,11 +205,13 @@ export function planVat(input: VatPlanInput): VatPlan {
       let number = target.invoice_number;
       if (taken.has(numberKey(target.entity_jurisdiction, number))) number = `${number} (${target.vat_rate}% ${target.vat_rate_type})`;
       taken.add(numberKey(target.entity_jurisdiction, number));
-      plan.submit.push({ body: { ...target, invoice_number: number } });
+      if (kept === undefined) plan.submit.push({ body: { ...target, invoice_number: number } });
+      else plan.corrections.push(unfiledPart({ ...target, invoice_number: number }, `the invoice now has a ${target.vat_rate}% ${target.vat_rate_type} part that is not filed${keptWhy}`));
       continue;
     }
     seen.add(key);
     const changed: FieldErrors = {};
+    if (kept !== undefined) (changed.entity_jurisdiction ??= []).push(`${part.base.invoice_number}: filed ${part.base.entity_jurisdiction}, now ${kept.now.join(', ')} (kept where it was filed)`);
     // Per filed submission: a supplement carries the facts too, and is corrected with its part.
     for (const field of FACT_FIELDS) {
       for (const filed of part.submissions) {
@@ -190,12 +222,12 @@ export function planVat(input: VatPlanInput): VatPlan {
     }
     const now = amountsOf(target);
     const difference = minus(now, part.total);
-    const factsSame = Object.keys(changed).length === 0;
+    const factsSame = Object.keys(changed).filter((field) => field !== 'entity_jurisdiction').length === 0;
     if (factsSame && isZero(difference)) {
       plan.unchanged.push(part.base.invoice_number);
       continue;
     }
-    if (factsSame && input.increases === 'supplement' && difference.net.greaterThan(0) && !difference.vat.isNegative()) {
+    if (kept === undefined && factsSame && input.increases === 'supplement' && difference.net.greaterThan(0) && !difference.vat.isNegative()) {
       const supplement = input.check({
         ...target,
         invoice_number: supplementNumber(part.base.invoice_number, part.supplements + 1),
@@ -208,7 +240,7 @@ export function planVat(input: VatPlanInput): VatPlan {
         continue;
       }
     }
-    plan.corrections.push(correction(part, now, changed, reasonFor(difference, factsSame, input.increases)));
+    plan.corrections.push(correction(part, now, changed, `${reasonFor(difference, factsSame, kept === undefined ? input.increases : 'manual')}${keptWhy}`));
   }
 
   for (const [key, part] of parts) {
@@ -216,7 +248,7 @@ export function planVat(input: VatPlanInput): VatPlan {
     const reason =
       input.target.length === 0
         ? (input.reason ?? 'the invoice no longer carries VAT')
-        : `the invoice no longer has a ${part.base.vat_rate}% ${part.base.vat_rate_type} part`;
+        : `the invoice no longer has a ${part.base.vat_rate}% ${part.base.vat_rate_type} part${keptWhy}`;
     plan.corrections.push(correction(part, NONE, {}, reason));
   }
 
@@ -227,6 +259,13 @@ export function planVat(input: VatPlanInput): VatPlan {
     }
   }
   return plan;
+}
+
+/** A part the invoice requires now that is not filed and will not be submitted: stated whole, as an addition. */
+function unfiledPart(target: VatTransactionRequest, reason: string): PartCorrection {
+  const now = amountsOf(target);
+  const where = { number: target.invoice_number, entityJurisdiction: target.entity_jurisdiction, reportingPeriod: target.reporting_period };
+  return { ...where, currency: target.currency, filed: NONE, now, difference: now, submissions: [{ ...where, filed: NONE, difference: now }], changed: {}, reason };
 }
 
 function reasonFor(difference: Amounts, factsSame: boolean, increases: 'manual' | 'supplement'): string {
