@@ -75,7 +75,10 @@ export function createAuthedCaller(
       token = await bearer();
       res = await sendOnce(token);
     }
-    if (res.status < 200 || res.status >= 300 || (options.vatSubmission === true && isForeignAnswer(res))) {
+    // A 2xx page (a WAF's, a proxy's) is not the service's answer: a write so answered may never
+    // have reached it, so it is retried (upserts are idempotent; an exemption create is looked for
+    // first; a VAT submission's same bytes are resent), never taken as applied.
+    if (res.status < 200 || res.status >= 300 || isForeignAnswer(res)) {
       throw errorFromResponse(res, options);
     }
     return res;

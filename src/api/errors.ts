@@ -138,10 +138,10 @@ export interface ClassifyOptions {
 }
 
 /**
- * A 2xx answer to a VAT submission that is not the service's at all: a page (HTML, XML) where the
- * service answers JSON — a WAF's blocking page (F5's default one answers 200), a proxy's or a
- * captive portal's. It says nothing about whether the submission reached the service. An empty
- * body is not one (a 201 or 204 without a body is the service's own, whatever its content-type).
+ * A 2xx answer that is not the service's at all: a page (HTML, XML) where the service answers JSON
+ * — a WAF's blocking page (F5's default one answers 200), a proxy's or a captive portal's. It says
+ * nothing about whether the request reached the service. An empty body is not one (a 201 or 204
+ * without a body is the service's own, whatever its content-type).
  */
 export function isForeignAnswer(res: HttpResponse): boolean {
   if (res.text.trim() === '') return false;
@@ -161,8 +161,8 @@ export function errorFromResponse(res: HttpResponse, options: ClassifyOptions): 
   const where = `${options.endpoint} answered ${status}`;
 
   if (status >= 200 && status < 300) {
-    // The submission may or may not have reached the service: resent (the same bytes) until the
-    // service's own answer settles it.
+    // The request may or may not have reached the service: retried (a VAT submission: the same
+    // bytes) until the service's own answer settles it.
     const type = res.headers['content-type'];
     return new TaxsyncError('API_FOREIGN_ANSWER', `${where} with a page that is not the service's answer${type === undefined ? '' : ` (${type})`}: something in between (a WAF, a proxy) answered`, {
       status,

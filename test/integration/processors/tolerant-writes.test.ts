@@ -156,6 +156,31 @@ describe('writes accepted with answers taxsync cannot fully read', () => {
     expect(puts('INV-3')).toHaveLength(1);
   });
 
+  it('sends an upsert answered 200 by a page that is not the service (a WAF, a proxy) again, never taking it as applied', async () => {
+    let pages = 0;
+    ctx.api.on('PUT /v1/transactions/', (req, res) => {
+      const body = jsonBody(req) as { external_id: string };
+      if (pages < 2) {
+        pages += 1;
+        // F5's default blocking page answers 200.
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end('<html><head><title>Request Rejected</title></head><body>The requested URL was rejected. Your support ID is: 1234</body></html>');
+        return;
+      }
+      answerJson(res, 201, variedTransaction(ORIGINAL_ID, body.external_id));
+    });
+    await transactionsWorker();
+
+    await pipeline.producer.accept({ events: [canonical(erpInvoice('INV-6', 1, [{ unit_price: '80.00', quantity: '1' }]))] });
+    await eventually(() => applied('INV-6'));
+
+    expect(puts('INV-6')).toHaveLength(3);
+    expect((await pipeline.records.read(key('INV-6'))).taxId).toBe(ORIGINAL_ID);
+    expect(await pipeline.deadLetters.count()).toBe(0);
+    const retries = (await readTrace(redis.redis, pipeline.keys, 'transaction|api|INV-6')).filter((t) => t.step === 'retry');
+    expect(retries.map((t) => t.code)).toEqual(['API_FOREIGN_ANSWER', 'API_FOREIGN_ANSWER']);
+  });
+
   it('records a customer upsert answered 200 with only its name as done, the id read back by key', async () => {
     ctx.api.on('PUT /v1/customers/', replyJson(200, { name: 'C-5 version 1', customer_type: 'b2b_marketplace', customer_status: null }));
     ctx.api.on('GET /v1/customers/api/C-5', replyJson(200, { id: CUSTOMER_ID, source: 'api', external_id: 'C-5', tax_number: null }));

@@ -304,7 +304,7 @@ describe('tax engine client', () => {
     expect(page.data[1]!.external_id).toBeUndefined();
   });
 
-  it('refuses a 200 whose body is not JSON when reading a record', async () => {
+  it("refuses a 200 whose body is a page, not the service's answer, when reading a record: retried, not a bad answer", async () => {
     ctx.api.on('GET /v1/customers/c', (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end('<html>maintenance</html>');
@@ -312,9 +312,31 @@ describe('tax engine client', () => {
 
     const error = await apiError(ctx.connect().tax.customers.get('c'));
 
+    expect(error).toMatchObject({ code: 'API_FOREIGN_ANSWER', retryable: true, ambiguous: true });
+    expect(error.http?.response?.body).toBe('<html>maintenance</html>');
+  });
+
+  it('refuses a 200 whose body is plain text that is not JSON when reading a record', async () => {
+    ctx.api.on('GET /v1/customers/c', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('maintenance');
+    });
+
+    const error = await apiError(ctx.connect().tax.customers.get('c'));
+
     expect(error.code).toBe('API_BAD_RESPONSE');
     expect(error.message).toContain('not JSON');
-    expect(error.http?.response?.body).toBe('<html>maintenance</html>');
+  });
+
+  it('never takes an upsert answered 200 by a page as applied: API_FOREIGN_ANSWER, retryable', async () => {
+    ctx.api.on('PUT /v1/transactions/', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!DOCTYPE html><html><body>Access denied</body></html>');
+    });
+
+    const error = await apiError(ctx.connect().tax.transactions.upsert(transactionRequest));
+
+    expect(error).toMatchObject({ code: 'API_FOREIGN_ANSWER', retryable: true, ambiguous: true });
   });
 
   it('reads a decimal that arrives as a JSON number as written, and one with more digits than JSON.parse kept as absent, without failing the read', async () => {
