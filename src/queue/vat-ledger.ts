@@ -134,8 +134,8 @@ export interface VatLedger {
   history(entityJurisdiction: string, invoiceNumber: string): Promise<LedgerAttempt[]>;
   /** Every entry (for reconcile and status). */
   entries(): AsyncGenerator<[string, LedgerEntry]>;
-  /** How many entries are in each state (for status). */
-  countByState(): Promise<Record<LedgerState, number>>;
+  /** How many entries are in each state, and how many confirmed ones need attention (for status). */
+  countByState(): Promise<Record<LedgerState, number> & { attention: number }>;
   /** The entries of one record (an invoice split by rate has several, supplements too). */
   forRecord(record: string): Promise<LedgerEntry[]>;
   /** Open entries (in flight, unknown, pending) due for attention at `now`: their keys, oldest first. */
@@ -169,12 +169,14 @@ export interface VatLedgerStatus {
   in_flight: number;
   /** Claimed, not sent yet. */
   pending: number;
+  /** Confirmed, but the service said it will not report them as they are (committed: false, a status `error`): an operator fixes them there. */
+  attention: number;
 }
 
 /** Every open state, unresolved included (the ones that need an operator). */
 export async function vatLedgerStatus(ledger: Pick<VatLedger, 'countByState'>): Promise<VatLedgerStatus> {
   const counts = await ledger.countByState();
-  return { unknown: counts.unknown, unresolved: counts.unresolved, in_flight: counts.in_flight, pending: counts.pending };
+  return { unknown: counts.unknown, unresolved: counts.unresolved, in_flight: counts.in_flight, pending: counts.pending, attention: counts.attention };
 }
 
 export const REFUND_STANDINGS = ['open', 'corrected', 'undone', 'closed'] as const;
@@ -394,8 +396,12 @@ export function createVatLedger(redis: RedisClient, keys: Keys, options: VatLedg
     entries,
     async countByState() {
       const counts = Object.fromEntries(LEDGER_STATES.map((state) => [state, 0])) as Record<LedgerState, number>;
-      for await (const [, entry] of entries()) counts[entry.state] += 1;
-      return counts;
+      let attention = 0;
+      for await (const [, entry] of entries()) {
+        counts[entry.state] += 1;
+        if (entry.state === 'confirmed' && entry.attention !== undefined) attention += 1;
+      }
+      return { ...counts, attention };
     },
     due: (now, limit) => redis.zrangebyscore(openKey, '-inf', now, 'LIMIT', 0, limit),
     byKey: read,

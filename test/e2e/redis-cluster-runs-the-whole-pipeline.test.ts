@@ -176,7 +176,7 @@ describe('taxsync on a 3-master Redis Cluster', () => {
       const ledger: string[] = [];
       for await (const [, entry] of dlq.deps.ledger.entries()) ledger.push(entry.state);
       expect(ledger).toEqual(['confirmed']);
-      expect((await statusReport(dlq.deps)).vat_ledger).toEqual({ unknown: 0, unresolved: 0, in_flight: 0, pending: 0 });
+      expect((await statusReport(dlq.deps)).vat_ledger).toEqual({ unknown: 0, unresolved: 0, in_flight: 0, pending: 0, attention: 0 });
     } finally {
       await dlq.close();
     }

@@ -39,7 +39,8 @@ export function renderVatLedgerStatus(s: VatLedgerStatus): string {
   return (
     `VAT ledger: ${s.unknown} unknown (sent, answer lost; resolved by the next attempt), ` +
     `${s.unresolved} unresolved (check the filing, then \`taxsync vat ledger confirm|release\`), ` +
-    `${s.in_flight} in flight, ${s.pending} pending`
+    `${s.in_flight} in flight, ${s.pending} pending` +
+    (s.attention > 0 ? `; ${s.attention} filed but not reported as they are (\`taxsync vat reconcile\` lists them; docs/operations.md)` : '')
   );
 }
 

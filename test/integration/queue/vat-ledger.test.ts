@@ -130,7 +130,17 @@ describe('VAT ledger', () => {
     await settle('INV-P', { kind: 'released', note: '429' });
     claimed(await l.begin(EJ, 'INV-F', facts()));
     const status = await vatLedgerStatus(l);
-    expect(status).toEqual({ unknown: 1, unresolved: 2, in_flight: 1, pending: 1 });
+    expect(status).toEqual({ unknown: 1, unresolved: 2, in_flight: 1, pending: 1, attention: 0 });
     expect(renderVatLedgerStatus(status)).toMatch(/^VAT ledger: 1 unknown .*, 2 unresolved .*taxsync vat ledger confirm\|release.*, 1 in flight, 1 pending$/);
+  });
+
+  it('status counts the confirmed submissions the service will not report as they are', async () => {
+    const l = ledger();
+    const settle = async (number: string, outcome: Parameters<typeof l.settle>[3]) => l.settle(EJ, number, claimed(await l.begin(EJ, number, facts())).token, outcome);
+    await settle('INV-A', { kind: 'confirmed', warnings: false, attention: 'committed: false' });
+    await settle('INV-B', { kind: 'confirmed', warnings: true });
+    const status = await vatLedgerStatus(l);
+    expect(status).toMatchObject({ attention: 1 });
+    expect(renderVatLedgerStatus(status)).toMatch(/; 1 filed but not reported as they are \(`taxsync vat reconcile` lists them/);
   });
 });
