@@ -102,7 +102,8 @@ export interface FilingSide {
   entity_jurisdiction: string | undefined;
   reporting_period: string | undefined;
   /** What the boxes say, per the layout. */
-  totals: { count: number | undefined; net: string; vat: string };
+  /** undefined where a box of the layout is missing or unreadable (a `box` difference says which). */
+  totals: { count: number | undefined; net: string | undefined; vat: string | undefined };
   boxes: DraftReturnBoxes['boxes'];
 }
 
@@ -186,15 +187,24 @@ function open(e: KeyedLedgerEntry): OpenEntry {
   };
 }
 
-function sumBoxes(boxes: DraftReturnBoxes['boxes'], numbers: readonly string[], differences: Difference[]): Decimal {
-  let sum = new Money(0);
+/**
+ * The sum of the boxes `numbers`, or undefined when one is missing or has no readable value: that
+ * is said as a `box` difference, and the total is not compared (read as 0.00 it would also show a
+ * difference of the whole amount that is not in the return).
+ */
+function sumBoxes(boxes: DraftReturnBoxes['boxes'], numbers: readonly string[], differences: Difference[]): Decimal | undefined {
+  let sum: Decimal | undefined = new Money(0);
   for (const n of numbers) {
     const box = boxes.find((b) => b.box_number.trim() === n);
     if (box === undefined) {
       differences.push({ field: 'box', message: `the draft return has no box ${n}` });
-      continue;
+      sum = undefined;
+    } else if (box.value === undefined || box.value.trim() === '') {
+      differences.push({ field: 'box', message: `box ${n} of the draft return has no value taxsync can read` });
+      sum = undefined;
+    } else if (sum !== undefined) {
+      sum = sum.plus(amount(box.value));
     }
-    sum = sum.plus(amount(box.value));
   }
   return sum;
 }
@@ -267,6 +277,7 @@ export function reconcile(input: ReconcileInput): ReconcileReport {
   if (layout.count !== undefined) {
     const box = boxes.find((b) => b.box_number.trim() === layout.count);
     if (box === undefined) differences.push({ field: 'box', message: `the draft return has no box ${layout.count}` });
+    else if (box.value === undefined || box.value.trim() === '') differences.push({ field: 'box', message: `box ${layout.count} of the draft return has no value taxsync can read` });
     else boxCount = amount(box.value).toNumber();
   }
   report.filing = {
@@ -274,7 +285,7 @@ export function reconcile(input: ReconcileInput): ReconcileReport {
     currency,
     entity_jurisdiction: ej,
     reporting_period: filing.boxes.reporting_period,
-    totals: { count: boxCount, net: two(boxNet), vat: two(boxVat) },
+    totals: { count: boxCount, net: boxNet && two(boxNet), vat: boxVat && two(boxVat) },
     boxes,
   };
 
@@ -301,8 +312,8 @@ export function reconcile(input: ReconcileInput): ReconcileReport {
       difference: String(boxCount - compared.count),
     });
   }
-  const compare = (field: 'net' | 'vat', ledgerValue: Decimal, filingValue: Decimal, numbers: string[]) => {
-    if (ledgerValue.equals(filingValue)) return;
+  const compare = (field: 'net' | 'vat', ledgerValue: Decimal, filingValue: Decimal | undefined, numbers: string[]) => {
+    if (filingValue === undefined || ledgerValue.equals(filingValue)) return;
     differences.push({
       field,
       message: `${field} ${two(ledgerValue)} in the ledger, ${two(filingValue)} in box ${numbers.join(' + box ')}`,
@@ -334,7 +345,7 @@ export function renderReconcile(report: ReconcileReport): string {
   if (report.filing !== undefined && report.compared !== undefined) {
     const f = report.filing;
     lines.push(`filing ${f.id}${f.reporting_period ? ` (${f.reporting_period})` : ''}${f.currency ? ` ${f.currency}` : ''}:`);
-    lines.push(`  boxes:  count ${f.totals.count ?? '-'}  net ${f.totals.net}  vat ${f.totals.vat}`);
+    lines.push(`  boxes:  count ${f.totals.count ?? '-'}  net ${f.totals.net ?? '-'}  vat ${f.totals.vat ?? '-'}`);
     lines.push(`  ledger: count ${report.compared.count}  net ${report.compared.net}  vat ${report.compared.vat}${report.compared.entity_jurisdiction ? ` (entity jurisdiction ${report.compared.entity_jurisdiction})` : ''}`);
   }
   const row = (o: OpenEntry) =>

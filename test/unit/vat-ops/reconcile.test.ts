@@ -140,6 +140,21 @@ describe('reconcile', () => {
       filing: { id: 'f1', currency: 'EUR', boxes: { boxes: [{ box_number: '1', value: '19.00' }] } },
       layout: { net: ['6'], vat: ['1'] },
     });
-    expect(report.differences.map((d) => d.message)).toEqual(['the draft return has no box 6', 'net 100.00 in the ledger, 0.00 in box 6']);
+    // The net's box is missing: that is the difference, not a net of 0.00 against the ledger's 100.00.
+    expect(report.differences.map((d) => d.message)).toEqual(['the draft return has no box 6']);
+    expect(report.filing?.totals).toEqual({ count: undefined, net: undefined, vat: '19.00' });
+    expect(report.matches).toBe(false);
+  });
+
+  it('reports a box whose value cannot be read, never reading it as 0.00', () => {
+    const report = reconcile({
+      period,
+      entries: [entry('A')],
+      filing: { id: 'f1', currency: 'EUR', boxes: { boxes: [{ box_number: '1', value: '19.00' }, { box_number: '6' }, { box_number: '9', value: '' }] } },
+      layout: { net: ['6'], vat: ['1'], count: '9' },
+    });
+    expect(report.differences.map((d) => d.message)).toEqual(['box 6 of the draft return has no value taxsync can read', 'box 9 of the draft return has no value taxsync can read']);
+    expect(report.matches).toBe(false);
+    expect(renderReconcile(report)).toContain('net -');
   });
 });
