@@ -31,6 +31,7 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
     // Only with its id known: without it, the exemption may have to be found or created again.
     const skip = ctx.state.taxId === undefined ? undefined : unchanged(ctx, hash, 'exemption');
     if (skip) return skip;
+    await ctx.sending();
     return { ...(await send(body, ctx)), sentHash: hash };
   }
 
@@ -85,6 +86,7 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
       case 'exemption.deleted': {
         const id = ctx.state.taxId;
         if (id === undefined) return { kind: 'done', detail: 'nothing sent: this exemption was never created in the tax engine' };
+        await ctx.sending();
         return { ...(await deleted(() => deps.tax.exemptions.delete(id), `exemption ${id}`)), sentHash: null };
       }
       default:

@@ -283,6 +283,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       const held: TraceEntry[] = [
         { at: clock().toISOString(), step: 'sent', event_id: state.event.id, occurred_at: state.event.occurred_at, detail: state.event.type },
       ];
+      let hashCleared = state.sentHash === undefined;
       const ctx: HandlerContext = {
         record,
         state,
@@ -290,6 +291,11 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
           return jobLogger();
         },
         trace: (entry) => trace(record, entry, held),
+        async sending() {
+          if (hashCleared) return;
+          hashCleared = true;
+          await deps.records.setFields(record, { sent_hash: null });
+        },
       };
       let outcome;
       try {

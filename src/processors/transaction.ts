@@ -53,6 +53,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       const variance = await checkVariance(invoice);
       return { ...skip, detail: `${skip.detail}${variance.detail}`, alsoOnApplied: variance.write };
     }
+    await ctx.sending();
     const answer = await accepted(
       () => deps.tax.transactions.upsert(body),
       async () => (await deps.tax.transactions.getByKey(body.source, body.external_id)).id,
@@ -138,15 +139,12 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     // engine holds: the same body again needs no call, a different one is sent.
     const hash = sentHash(mapped.body);
     if (state.sentHash === hash) return undefined;
-    // Only that the facts are stored matters here: an answer without a readable id is fine. A
-    // failed call may still have been applied (a timeout): the hash held is then no longer known
-    // to be the engine's, so it is cleared and the next body is sent whatever it is.
-    try {
-      await accepted(() => deps.tax.customers.upsert(mapped.body));
-    } catch (error) {
-      await deps.records.setFields(customerKey, { sent_hash: null });
-      throw error;
-    }
+    // Only that the facts are stored matters here: an answer without a readable id is fine. The
+    // customer's hash is cleared before the call: a call that fails or a worker that dies after
+    // the service applied it would otherwise leave the hash of the body before, and the
+    // customer's next event with that body would be skipped (the engine keeping these facts).
+    if (state.sentHash !== undefined) await deps.records.setFields(customerKey, { sent_hash: null });
+    await accepted(() => deps.tax.customers.upsert(mapped.body));
     await deps.records.setFields(customerKey, { sent_hash: hash });
     return undefined;
   }
@@ -200,8 +198,10 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
         return invoiceKey ? deps.ledger.withInvoiceLock(invoiceKey, send) : send();
       }
       case 'invoice.deleted':
+        await ctx.sending();
         return { ...(await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'invoice')), sentHash: null };
       case 'refund.deleted': {
+        await ctx.sending();
         const outcome = await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'refund');
         const invoiceId = previousRefund(ctx.state.appliedEvent)?.invoice_external_id;
         if (invoiceId) await deps.ledger.forget({ kind: 'transaction', source: key.source, external_id: invoiceId }, key.external_id);

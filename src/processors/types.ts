@@ -47,6 +47,13 @@ export interface HandlerContext {
   state: RecordState;
   logger: Logger;
   trace(entry: Omit<TraceEntry, 'at'>): Promise<void>;
+  /**
+   * Called right before a write to this record goes out: its `sent_hash` is cleared first (once
+   * per version), so a job stopped after the service applied the write but before the version
+   * was marked leaves no hash of an older body behind, and the next version is sent whatever
+   * its body (skip unchanged). The mark writes the new hash.
+   */
+  sending(): Promise<void>;
 }
 
 /**
