@@ -26,21 +26,33 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
     return match;
   }
 
-  async function write(body: ExemptionRequest, ctx: HandlerContext): Promise<HandlerOutcome> {
+  /** `id`: the exemption to update, already found (a create whose answer was lost). */
+  async function write(body: ExemptionRequest, ctx: HandlerContext, id?: string): Promise<HandlerOutcome> {
     const hash = sentHash(body);
     // Only with its id known: without it, the exemption may have to be found or created again.
     const skip = ctx.state.taxId === undefined ? undefined : unchanged(ctx, hash, 'exemption');
     if (skip) return skip;
     await ctx.sending();
-    return { ...(await send(body, ctx)), sentHash: hash };
+    return { ...(await send(body, ctx, id)), sentHash: hash };
   }
 
-  async function send(body: ExemptionRequest, ctx: HandlerContext): Promise<Extract<HandlerOutcome, { kind: 'done' }>> {
-    let id = ctx.state.taxId;
-    if (id === undefined && ctx.state.createPending !== undefined) {
-      id = await findCreated(pendingBody(ctx.state.createPending) ?? body);
-      if (id) await ctx.trace({ step: 'answered', detail: `found exemption ${id} from an earlier create whose answer was lost` });
-    }
+  /**
+   * The exemption an earlier create of this record made although its answer was lost (the
+   * pending-create mark is set, taxsync never learned the id): found by the body that create sent
+   * (`fallback`, the body about to be sent, for the bare mark older versions wrote).
+   */
+  async function lostCreate(ctx: HandlerContext, fallback?: ExemptionRequest): Promise<{ id: string; body: ExemptionRequest } | undefined> {
+    if (ctx.state.taxId !== undefined || ctx.state.createPending === undefined) return undefined;
+    const body = pendingBody(ctx.state.createPending) ?? fallback;
+    if (body === undefined) return undefined;
+    const id = await findCreated(body);
+    if (id === undefined) return undefined;
+    await ctx.trace({ step: 'answered', detail: `found exemption ${id} from an earlier create whose answer was lost` });
+    return { id, body };
+  }
+
+  async function send(body: ExemptionRequest, ctx: HandlerContext, knownId?: string): Promise<Extract<HandlerOutcome, { kind: 'done' }>> {
+    const id = knownId ?? ctx.state.taxId ?? (await lostCreate(ctx, body))?.id;
     if (id !== undefined) {
       const existing = id;
       // An update answered 2xx without a readable id is still this exemption, updated.
@@ -73,6 +85,12 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
       }
       case 'exemption.cancelled': {
         const previous = ctx.state.appliedEvent?.type === 'exemption.upserted' ? ctx.state.appliedEvent.data : undefined;
+        if (previous === undefined) {
+          // No version was ever marked applied, yet a create may have reached the engine (its
+          // answer lost, the worker killed before the mark): that exemption is the one to cancel.
+          const lost = await lostCreate(ctx);
+          if (lost) return write({ ...lost.body, exemption_status: 'cancelled' }, ctx, lost.id);
+        }
         const customer = previous ? await customerId(previous, ctx) : undefined;
         const mapped = mapExemptionCancelled(event.data, {
           key,
@@ -84,7 +102,8 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
         return waitingFor(notSent(mapped), previous && customer === undefined ? customerKey(previous, ctx) : undefined);
       }
       case 'exemption.deleted': {
-        const id = ctx.state.taxId;
+        // Also an exemption whose create reached the engine although its answer was lost.
+        const id = ctx.state.taxId ?? (await lostCreate(ctx))?.id;
         if (id === undefined) return { kind: 'done', detail: 'nothing sent: this exemption was never created in the tax engine' };
         await ctx.sending();
         return { ...(await deleted(() => deps.tax.exemptions.delete(id), `exemption ${id}`)), sentHash: null };

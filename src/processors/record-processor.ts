@@ -124,7 +124,9 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     });
     if (record && state) {
       await deps.records.markApplied(record, state.seq, state.event, clock(), {
-        fields: { first_failed_at: null, waiting_since: null, create_pending: null, sent_hash: null },
+        // create_pending stays: a create whose answer was lost may have made the exemption, and
+        // the next write of the record (its replay too) must look for it before creating again.
+        fields: { first_failed_at: null, waiting_since: null, sent_hash: null },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
         trace: {
           entries: [...held.splice(0), { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` }],
