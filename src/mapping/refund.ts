@@ -50,10 +50,26 @@ export function mapRefundCancelled(data: Partial<RefundData>, ctx: RefundCancelC
   if (ctx.previous === undefined) {
     return ignore(`refund ${ctx.key.external_id} was cancelled, but taxsync never held it (it was never sent): nothing to cancel in the tax engine`);
   }
-  const stated = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
-  const merged = RefundData.safeParse({ ...ctx.previous, ...stated });
+  const merged = mergeCancellation(data, ctx.previous);
   if (!merged.success) return invalid(`refund ${ctx.key.external_id}`, dataFields(merged.error.issues));
   return buildRefund(merged.data, ctx, 'cancelled', false);
+}
+
+function mergeCancellation(data: Partial<RefundData>, previous: RefundData) {
+  const stated = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
+  return RefundData.safeParse({ ...previous, ...stated });
+}
+
+/**
+ * The whole refund a `refund.cancelled` describes (its data laid over `previous`), as
+ * mapRefundCancelled sends it; undefined without a previous refund or when that is not a whole
+ * refund. Kept as the version's applied copy, so the next cancellation, a replay, or the
+ * refund's deletion (which frees its share of the invoice) still knows the refund.
+ */
+export function cancelledRefund(data: Partial<RefundData>, previous: RefundData | undefined): RefundData | undefined {
+  if (previous === undefined) return undefined;
+  const merged = mergeCancellation(data, previous);
+  return merged.success ? merged.data : undefined;
 }
 
 function buildRefund(data: RefundData, ctx: RefundContext, status: TransactionStatus, cumulative: boolean): RefundMapResult {

@@ -24,7 +24,7 @@ export function createCustomerHandler(deps: { tax: TaxClient; settings: MappingS
         return { kind: 'done', detail: `customer ${answer.record.id} upserted`, taxId: answer.record.id, sentHash: hash };
       }
       case 'customer.deleted':
-        await ctx.sending();
+        await ctx.sending({ keepCopy: true });
         return { ...(await deleted(() => deps.tax.customers.deleteByKey(ctx.record.source, ctx.record.external_id), 'customer')), sentHash: null };
       default:
         return { kind: 'done', detail: `nothing sent: ${event.type} is not a customer event` };

@@ -1,6 +1,6 @@
 import type { TaxClient } from '../api/index.js';
 import { ExemptionRequest, type Exemption } from '../api/schemas/index.js';
-import type { ExemptionData } from '../domain/events.js';
+import { ExemptionData, type CanonicalEvent } from '../domain/events.js';
 import type { RecordKey } from '../domain/record-key.js';
 import { mapExemption, mapExemptionCancelled, type MappingSettings } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
@@ -84,7 +84,9 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
         return waitingFor(notSent(mapped), id === undefined ? customerKey(event.data, ctx) : undefined);
       }
       case 'exemption.cancelled': {
-        const previous = ctx.state.appliedEvent?.type === 'exemption.upserted' ? ctx.state.appliedEvent.data : undefined;
+        const previous = previousExemption(ctx.state.appliedEvent);
+        // Kept whole, so a later cancellation or a replay of this one still has the exemption.
+        if (previous) ctx.keep({ ...event, data: { ...previous, status: 'cancelled' } });
         if (previous === undefined) {
           // No version was ever marked applied, yet a create may have reached the engine (its
           // answer lost, the worker killed before the mark): that exemption is the one to cancel.
@@ -105,13 +107,21 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
         // Also an exemption whose create reached the engine although its answer was lost.
         const id = ctx.state.taxId ?? (await lostCreate(ctx))?.id;
         if (id === undefined) return { kind: 'done', detail: 'nothing sent: this exemption was never created in the tax engine' };
-        await ctx.sending();
+        await ctx.sending({ keepCopy: true });
         return { ...(await deleted(() => deps.tax.exemptions.delete(id), `exemption ${id}`)), sentHash: null };
       }
       default:
         return { kind: 'done', detail: `nothing sent: ${event.type} is not an exemption event` };
     }
   };
+}
+
+/** The exemption of the record's applied copy: an upsert, or a cancellation kept whole. */
+function previousExemption(event: CanonicalEvent | undefined): ExemptionData | undefined {
+  if (event?.type === 'exemption.upserted') return event.data;
+  if (event?.type !== 'exemption.cancelled') return undefined;
+  const whole = ExemptionData.safeParse(event.data);
+  return whole.success ? whole.data : undefined;
 }
 
 /** The exemption's customer, as a record key of its connector's source. */

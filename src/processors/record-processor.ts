@@ -104,7 +104,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       .slice(0, 32);
   }
 
-  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = []): Promise<void> {
+  /** `kept`: the version's applied copy when the handler gave one (HandlerContext.keep). */
+  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = [], kept?: string): Promise<void> {
     const now = clock().toISOString();
     const entry = await deps.deadLetters.add({
       id: entryId(job, record, state),
@@ -128,6 +129,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         // the next write of the record (its replay too) must look for it before creating again.
         fields: { first_failed_at: null, waiting_since: null, sent_hash: null },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
+        ...(kept === undefined ? {} : { kept }),
         trace: {
           entries: [...held.splice(0), { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` }],
           settings: deps.trace,
@@ -138,7 +140,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     deps.logger.warn({ jobId: job.id, code: error.code, deadLetterId: entry.id, ...(record ?? {}) }, 'dead-lettered');
   }
 
-  async function onFailure(job: Job, token: string | undefined, record: RecordKey, state: RecordState, thrown: unknown, held: TraceEntry[]): Promise<ProcessResult> {
+  async function onFailure(job: Job, token: string | undefined, record: RecordKey, state: RecordState, thrown: unknown, held: TraceEntry[], kept: string | undefined): Promise<ProcessResult> {
     const error = isTaxsyncError(thrown)
       ? thrown
       : new TaxsyncError('INTERNAL_ERROR', `unexpected error: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown });
@@ -176,7 +178,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       report('retried');
       throw error;
     }
-    await deadLetter(job, record, state, error, held);
+    await deadLetter(job, record, state, error, held, kept);
     return 'dead-lettered';
   }
 
@@ -187,13 +189,14 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     state: RecordState,
     outcome: Extract<HandlerOutcome, { kind: 'wait' }>,
     held: TraceEntry[],
+    kept: string | undefined,
   ): Promise<ProcessResult> {
     const now = clock().getTime();
     const since = state.waitingSince ?? now;
     const forOriginal = outcome.missing?.what === 'original' || outcome.missing?.what === 'invoice';
     const deadlineMs = forOriginal ? (wait.refundDeadlineMs ?? DEFAULT_REFUND_WAIT_MS) : wait.deadlineMs;
     if (now - since >= deadlineMs) {
-      await deadLetter(job, record, state, expired(job, record, state, outcome, now - since, forOriginal), held);
+      await deadLetter(job, record, state, expired(job, record, state, outcome, now - since, forOriginal), held, kept);
       return 'dead-lettered';
     }
     if (state.waitingSince === undefined) await deps.records.setFields(record, { waiting_since: String(now) });
@@ -285,7 +288,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       const held: TraceEntry[] = [
         { at: clock().toISOString(), step: 'sent', event_id: state.event.id, occurred_at: state.event.occurred_at, detail: state.event.type },
       ];
-      let hashCleared = state.sentHash === undefined;
+      let kept: string | undefined;
+      let sent = false;
       const ctx: HandlerContext = {
         record,
         state,
@@ -293,10 +297,16 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
           return jobLogger();
         },
         trace: (entry) => trace(record, entry, held),
-        async sending() {
-          if (hashCleared) return;
-          hashCleared = true;
-          await deps.records.setFields(record, { sent_hash: null });
+        keep(event) {
+          kept = JSON.stringify(event);
+        },
+        async sending(options = {}) {
+          if (sent) return;
+          sent = true;
+          await deps.records.sending(record, state.seq, {
+            ...(options.keepCopy ? { clearOnly: true } : kept === undefined ? {} : { copy: kept }),
+            ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
+          });
         },
       };
       let outcome;
@@ -304,9 +314,9 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         outcome = await deps.handler(state.event, ctx);
       } catch (error) {
         if (error instanceof DelayedError || (error as Error)?.name === 'RateLimitError') throw error;
-        return onFailure(job, token, record, state, error, held);
+        return onFailure(job, token, record, state, error, held, kept);
       }
-      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome, held);
+      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome, held, kept);
       if (outcome.idUnknown) {
         // Applied all the same (never resent blindly); the state keeps no id that could be stale,
         // and an exemption's pending-create mark stays so its next write looks for it first.
@@ -340,6 +350,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
               ...hash,
             },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
+        ...(kept === undefined ? {} : { kept }),
         ...(outcome.alsoOnApplied ? { also: outcome.alsoOnApplied } : {}),
         trace: {
           entries: [

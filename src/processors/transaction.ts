@@ -1,9 +1,11 @@
 import type { ChainableCommander } from 'ioredis';
 import type { TaxClient } from '../api/index.js';
-import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
+import { InvoiceData, RefundData, type CanonicalEvent } from '../domain/events.js';
 import { Money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
 import {
+  cancelledInvoice,
+  cancelledRefund,
   mapInvoice,
   mapInvoiceCancelled,
   mapInvoiceCustomer,
@@ -32,12 +34,23 @@ export interface TransactionHandlerDeps {
   fetchOriginal?: FetchOriginal;
 }
 
+/**
+ * The invoice of the record's applied copy (the version the engine may hold): an upsert, or a
+ * cancellation kept whole (laid over the version before it).
+ */
 function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undefined {
-  return event?.type === 'invoice.upserted' ? event.data : undefined;
+  if (event?.type === 'invoice.upserted') return event.data;
+  if (event?.type !== 'invoice.cancelled') return undefined;
+  const whole = InvoiceData.safeParse(event.data);
+  return whole.success ? whole.data : undefined;
 }
 
+/** The refund of the record's applied copy: a created refund, or a cancellation kept whole. */
 function previousRefund(event: CanonicalEvent | undefined): RefundData | undefined {
-  return event?.type === 'refund.created' ? event.data : undefined;
+  if (event?.type === 'refund.created') return event.data;
+  if (event?.type !== 'refund.cancelled') return undefined;
+  const whole = RefundData.safeParse(event.data);
+  return whole.success ? whole.data : undefined;
 }
 
 /**
@@ -160,12 +173,18 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       }
       case 'invoice.cancelled': {
         const previous = previousInvoice(ctx.state.appliedEvent);
+        const whole = cancelledInvoice(event.data, previous);
+        if (whole) ctx.keep({ ...event, data: whole });
         const mapped = mapInvoiceCancelled(event.data, { key, settings, ...(previous ? { previous } : {}) });
         return mapped.kind === 'send' ? upsert(mapped.body, 'cancelled invoice', ctx) : notSent(mapped);
       }
       case 'refund.created':
       case 'refund.cancelled': {
         const previous = previousRefund(ctx.state.appliedEvent);
+        if (event.type === 'refund.cancelled') {
+          const whole = cancelledRefund(event.data, previous);
+          if (whole) ctx.keep({ ...event, data: whole });
+        }
         const invoiceId = event.data.invoice_external_id ?? previous?.invoice_external_id;
         const invoiceKey = invoiceId === undefined ? undefined : { kind: 'transaction' as const, source: key.source, external_id: invoiceId };
         const origin = invoiceKey ? await original(invoiceKey) : undefined;
@@ -198,10 +217,10 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
         return invoiceKey ? deps.ledger.withInvoiceLock(invoiceKey, send) : send();
       }
       case 'invoice.deleted':
-        await ctx.sending();
+        await ctx.sending({ keepCopy: true });
         return { ...(await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'invoice')), sentHash: null };
       case 'refund.deleted': {
-        await ctx.sending();
+        await ctx.sending({ keepCopy: true });
         const outcome = await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'refund');
         const invoiceId = previousRefund(ctx.state.appliedEvent)?.invoice_external_id;
         if (invoiceId) await deps.ledger.forget({ kind: 'transaction', source: key.source, external_id: invoiceId }, key.external_id);

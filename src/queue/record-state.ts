@@ -43,6 +43,14 @@ export interface RecordStore {
    * newer arrived meanwhile, else the newer seq to process next.
    */
   markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also?: AppliedWith): Promise<number>;
+  /**
+   * Right before a write of the version read at `seq` goes out: clears the record's `sent_hash`
+   * and makes the version the applied copy (`copy`: the copy to keep when it is not the event as
+   * held, `eventJson` the held event's JSON as read; `clearOnly`: the hash only, for a deletion),
+   * so what the engine may hold is known even when the job stops before the mark. A version at or
+   * below the one applied changes nothing.
+   */
+  sending(key: RecordKey, seq: number, options: { copy?: string; eventJson?: string; clearOnly?: boolean }): Promise<void>;
   /** Sets or clears bookkeeping fields of the record's state. */
   setFields(key: RecordKey, fields: StateFields): Promise<void>;
   /**
@@ -69,6 +77,12 @@ export interface AppliedWith {
   trace?: { entries: readonly TraceEntry[]; settings: TraceSettings };
   /** The event's JSON as read (RecordState.eventJson), kept as the applied copy when it must be sent. */
   eventJson?: string;
+  /**
+   * The applied copy to keep when it is not the event as held (a cancellation laid over the
+   * version before it, so the next cancellation or a replay has the whole document): written
+   * instead of moving the held event.
+   */
+  kept?: string;
   /** More writes in the same transaction (a handler's `alsoOnApplied`), run once: with the first mark, whatever it answers. */
   also?: (multi: ChainableCommander) => void;
 }
@@ -172,13 +186,21 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     };
     // Usually the event applied is still the one held, and Redis copies it; when a newer one has
     // replaced it meanwhile (-seq), the event is sent.
-    const result = Number(await run('=', true));
+    const result = Number(await run(also.kept ?? '=', true));
     // The bytes read (also when they no longer parse), so the applied copy is exactly what was held.
     return result >= 0 ? result : Number(await run(also.eventJson ?? (event ? JSON.stringify(event) : ''), false));
+  }
+  async function sending(key: RecordKey, seq: number, options: { copy?: string; eventJson?: string; clearOnly?: boolean }): Promise<void> {
+    const recordKey = recordKeyString(key);
+    const send = (copy: string) => redis.taxsyncSending(keys.state(recordKey), keys.event(recordKey), keys.applied(recordKey), seq, copy);
+    // Usually the held event is still this version and Redis copies it; a newer one arrived meanwhile: the event is sent.
+    const result = await send(options.clearOnly ? '-' : (options.copy ?? ''));
+    if (result < 0 && options.eventJson !== undefined) await send(options.eventJson);
   }
   return {
     read,
     markApplied,
+    sending,
     async setFields(key, fields) {
       const multi = redis.multi();
       queueFields(multi, keys.state(recordKeyString(key)), fields);

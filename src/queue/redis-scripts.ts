@@ -180,6 +180,9 @@ if not superseded then
     redis.call('DEL', KEYS[5])
   else
     redis.call('SET', KEYS[5], applied)
+    -- A copy of the newest version given by the caller (a cancellation laid over the version
+    -- before it): the held event is that version, and the applied key now holds it.
+    if seq == tonumber(ARGV[1]) then redis.call('DEL', KEYS[4]) end
   end
   redis.call('HDEL', KEYS[1], 'event', 'applied_event')
   redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5])
@@ -225,6 +228,32 @@ end
 redis.call('HDEL', KEYS[1], 'sent_hash')
 redis.call('SADD', KEYS[2], ARGV[2])
 return seq
+`;
+
+// Right before a write of version ARGV[1] goes out: the record's sent_hash is cleared (skip
+// unchanged must not trust it until the write is answered and marked) and the version becomes the
+// applied copy, the version the engine may hold from now on — so a job stopped between the answer
+// and the mark leaves, for the next version, the data the engine took (a cancellation is laid over
+// it, a deletion's refund found from it). ARGV[2] is the copy to keep when it is not the held event
+// (a cancellation laid over the version before it), '' for the held event (copied inside Redis),
+// '-' to clear the hash only (a deletion keeps the copy of what it deletes). A version at or below
+// the one applied (a stalled job still running after the job that took over marked a newer one)
+// changes nothing. Returns 1, or -1 when the held event is newer than ARGV[1] and ARGV[2] is '':
+// the caller then sends the version's event as ARGV[2].
+// KEYS: state, event, applied.
+const SENDING = `
+local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'event')
+if tonumber(f[2] or '0') >= tonumber(ARGV[1]) then return 0 end
+if ARGV[2] == '' and tonumber(f[1] or '0') ~= tonumber(ARGV[1]) then return -1 end
+redis.call('HDEL', KEYS[1], 'sent_hash')
+if ARGV[2] == '-' then return 1 end
+if ARGV[2] ~= '' then
+  redis.call('SET', KEYS[3], ARGV[2])
+  return 1
+end
+local raw = redis.call('GET', KEYS[2]) or f[3]
+if raw then redis.call('SET', KEYS[3], raw) end
+return 1
 `;
 
 // Appends trace lines (ARGV[3..], oldest first) after the pending 'received' line.
@@ -278,6 +307,8 @@ export interface TaxsyncCommands {
   taxsyncTrace(stateKey: string, eventKey: string, appliedKey: string, traceKey: string, traceMax: number, traceMaxAgeMs: number, ...lines: string[]): Promise<number>;
   /** Newest first, with the pending 'received' line. */
   taxsyncReadTrace(stateKey: string, eventKey: string, appliedKey: string, traceKey: string): Promise<string[]>;
+  /** See SENDING: `copy` '' = the event held, '-' = clear the hash only, else the copy to keep. */
+  taxsyncSending(stateKey: string, eventKey: string, appliedKey: string, seq: number, copy: string): Promise<number>;
   /** See MARK_APPLIED for the arguments after the keys. */
   taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, eventKey: string, appliedKey: string, ...args: (string | number)[]): Promise<number>;
 }
@@ -296,6 +327,7 @@ export function withScripts(client: RedisClient): Scripted {
     client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 5, lua: MARK_APPLIED });
     client.defineCommand('taxsyncReplayMark', { numberOfKeys: 4, lua: REPLAY_MARK });
     client.defineCommand('taxsyncReadState', { numberOfKeys: 3, lua: READ_STATE });
+    client.defineCommand('taxsyncSending', { numberOfKeys: 3, lua: SENDING });
     defined.add(client);
   }
   return client as Scripted;

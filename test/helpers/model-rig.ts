@@ -155,7 +155,7 @@ export async function startModelRig(
         await pipeline.requeuer.sweep();
         let busy = false;
         for (const name of RECORD_QUEUES) {
-          const c = await pipeline.queues[name].getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused');
+          const c = await pipeline.queues[name].getJobCounts('waiting', 'active', 'delayed', 'prioritized');
           if (Object.values(c).some((n) => n > 0)) busy = true;
         }
         for (const key of keys) if (await pipeline.records.hasUnapplied(key)) busy = true;
