@@ -210,6 +210,8 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
               : mapRefundCancelled(event.data, { ...refundCtx, ...(previous ? { previous } : {}) });
           if (mapped.kind !== 'send') return notSent(mapped);
           const what = event.type === 'refund.created' ? 'refund' : 'cancelled refund';
+          // Claimed before the write leaves (invariant 4): the engine may hold it even if no answer comes.
+          if (invoiceKey) await deps.ledger.reserve(invoiceKey, key.external_id, mapped.fraction);
           const outcome = await upsert(mapped.body, invoiceKey ? `${what} (${mapped.fraction.toFixed()} of ${invoiceKey.external_id})` : `unlinked ${what}`, ctx);
           if (invoiceKey) await deps.ledger.record(invoiceKey, key.external_id, mapped.fraction);
           return outcome;
