@@ -50,7 +50,7 @@ export interface ModelEngine {
   /** In creation order. */
   exemptions: Map<string, Stored>;
   writes: EngineWrite[];
-  /** Things a tax engine must never be made to hold (linked refunds past the whole, a refund linked to a missing original). */
+  /** Things a tax engine must never be made to hold (linked refunds past the whole). A refund linked to no live original is refused (422). */
   violations: string[];
   /** Decides the fault of the n-th write (0-based) of a record; default: none. */
   faults: (key: string, n: number) => Fault;
@@ -114,8 +114,6 @@ export async function startModelEngine(): Promise<ModelEngine> {
   }
 
   function checkRefunds(createdFrom: string): void {
-    const original = [...engine.transactions.values()].find((t) => t.id === createdFrom);
-    if (original === undefined || original.deleted) engine.violations.push(`a linked refund points at ${createdFrom}, which is not a live transaction`);
     let sum = new Decimal(0);
     for (const t of engine.transactions.values()) {
       const info = t.body.refund_info as { is_refund_linked?: boolean; refund_linked_percentage?: string } | undefined;
@@ -148,6 +146,11 @@ export async function startModelEngine(): Promise<ModelEngine> {
       });
     }
     if (route === 'PUT /v1/transactions/') {
+      // As the emulator does (and any engine must): a linked refund needs a live original.
+      const from = body!.created_from;
+      if (typeof from === 'string' && ![...engine.transactions.values()].some((t) => t.id === from && !t.deleted)) {
+        return answerJson(res, 422, { detail: 'the transaction does not agree with the records it refers to', details: { created_from: [`no live transaction ${from}`] } });
+      }
       return write(res, 'PUT', `transaction|${engineKey(String(body!.source), String(body!.external_id))}`, body, () => {
         const { stored, created } = upsert(engine.transactions, body!);
         if (typeof body!.created_from === 'string') checkRefunds(body!.created_from);
