@@ -45,7 +45,7 @@ describe('ERP refunds and invoices', () => {
     rig = undefined;
   });
 
-  async function start(): Promise<{ rig: ModelRig; post: (body: unknown) => ReturnType<FastifyInstance['inject']> }> {
+  async function start() {
     rig = await startModelRig(redis.url, { queues: ['transactions'] });
     const made = await buildApp({
       connectors: { erp: { connector: erpConnector, settings: { source: 'api', secrets: [new Secret(SECRET)], toleranceSeconds: 300 } } },
@@ -61,7 +61,7 @@ describe('ERP refunds and invoices', () => {
     app = made;
     return {
       rig,
-      post: (body) => {
+      post: (body: unknown) => {
         const raw = Buffer.from(JSON.stringify(body));
         return made.inject({ method: 'POST', url: '/webhooks/erp', payload: raw, headers: { 'content-type': 'application/json', ...erpConnector.sign(raw, SECRET, new Date()) } });
       },
