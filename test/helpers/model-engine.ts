@@ -54,6 +54,8 @@ export interface ModelEngine {
   violations: string[];
   /** Decides the fault of the n-th write (0-based) of a record; default: none. */
   faults: (key: string, n: number) => Fault;
+  /** Milliseconds the n-th write of a record is held after it arrived, before it is applied (a slow service); default 0. */
+  delays: (key: string, n: number) => number;
   close(): Promise<void>;
 }
 
@@ -81,6 +83,7 @@ export async function startModelEngine(): Promise<ModelEngine> {
     writes: [],
     violations: [],
     faults: () => 'ok',
+    delays: () => 0,
     close: () => api.close(),
   };
 
@@ -95,10 +98,12 @@ export async function startModelEngine(): Promise<ModelEngine> {
   };
 
   /** Runs a write under its fault: `apply` is called only when the fault lets it be applied. */
-  function write(res: ServerResponse, method: string, key: string, body: unknown, apply: () => { status: number; answer?: unknown }): void {
+  async function write(res: ServerResponse, method: string, key: string, body: unknown, apply: () => { status: number; answer?: unknown }): Promise<void> {
     const n = writeCounts.get(key) ?? 0;
     writeCounts.set(key, n + 1);
     const fault = engine.faults(key, n);
+    const delay = engine.delays(key, n);
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     const applied = fault === 'ok' || fault === 'lost' || fault === 'late';
     engine.writes.push({ method, key, body, fault, applied });
     if (fault === 'fail') return answerJson(res, 500, { detail: 'injected: not applied' });

@@ -51,6 +51,8 @@ export class SimulatedCrash extends Error {
 
 export interface ModelRig {
   engine: ModelEngine;
+  /** The run's key prefix. */
+  prefix: string;
   pipeline: Pipeline;
   clients: ApiClients;
   records: RecordStore;
@@ -77,6 +79,8 @@ export async function startModelRig(
     queues?: readonly ('customers' | 'transactions')[];
     /** Runs where a job is stopped, before it stops (a test delivers the event that races the stopped job here). */
     onCrash?: (crash: Crash) => Promise<void>;
+    /** The workers' lock duration and stalled-check interval. @defaultValue 30000 */
+    stalledIntervalMs?: number;
   } = {},
 ): Promise<ModelRig> {
   const prefix = uniquePrefix();
@@ -84,7 +88,7 @@ export async function startModelRig(
   if (options.faults) engine.faults = options.faults;
   const retry = { attempts: 8, baseMs: 5, capMs: 40 };
   const counts = new Map<string, number>();
-  const rig = { engine, crashesOn: true, crashed: [] } as unknown as ModelRig;
+  const rig = { engine, prefix, crashesOn: true, crashed: [] } as unknown as ModelRig;
   const maybeCrash = async (point: CrashPoint, record: string): Promise<void> => {
     if (!rig.crashesOn) return;
     const at = `${point}|${record}`;
@@ -103,6 +107,7 @@ export async function startModelRig(
     coalesceDelayMs: options.coalesceMs ?? 0,
     coalesceMs: options.coalesceMs ?? 0,
     coalesceMaxMs: 200,
+    ...(options.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: options.stalledIntervalMs }),
     processorRecords: (records) => ({
       ...records,
       async markApplied(key, seq, event, now, also) {
