@@ -6,6 +6,7 @@ import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
 import type { JobOutcome } from '../observability/metrics.js';
 import type { DeadLetterStore } from '../queue/dead-letter.js';
+import { enqueueRecord } from '../queue/enqueue.js';
 import { recordOfJob } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
 import type { RecordState, RecordStore } from '../queue/record-state.js';
@@ -29,6 +30,9 @@ export interface WaitPolicy {
 
 export const DEFAULT_REFUND_WAIT_MS = 30 * 60_000;
 export const DEFAULT_WAIT: WaitPolicy = { deadlineMs: 24 * 3600_000, refundDeadlineMs: DEFAULT_REFUND_WAIT_MS, baseMs: 5_000, capMs: 30 * 60_000 };
+
+/** A job's BullMQ lock and token: a write is marked only while the job still holds it. */
+type Fence = { lockKey: string; token: string };
 
 export interface RecordProcessorDeps {
   queue: Queue;
@@ -62,7 +66,8 @@ export interface RecordProcessorDeps {
   onUnchanged?: (queue: string) => void;
 }
 
-export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
+/** `taken-over`: the job lost its lock while it worked; the worker holding the record now sends it again. */
+export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered' | 'taken-over';
 
 /**
  * The loop every record queue runs: read the newest state, let the handler call the API, mark the
@@ -105,7 +110,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
   }
 
   /** `kept`: the version's applied copy when the handler gave one (HandlerContext.keep). */
-  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = [], kept?: string): Promise<void> {
+  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = [], kept?: string, fence?: Fence): Promise<void> {
     const now = clock().toISOString();
     const entry = await deps.deadLetters.add({
       id: entryId(job, record, state),
@@ -124,7 +129,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       last_failed_at: now,
     });
     if (record && state) {
-      await deps.records.markApplied(record, state.seq, state.event, clock(), {
+      const marked = await deps.records.markApplied(record, state.seq, state.event, clock(), {
+        ...(fence ? { fence } : {}),
         // create_pending stays: a create whose answer was lost may have made the exemption, and
         // the next write of the record (its replay too) must look for it before creating again.
         fields: { first_failed_at: null, waiting_since: null, sent_hash: null },
@@ -135,12 +141,40 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
           settings: deps.trace,
         },
       });
-      if (state.waitingSince !== undefined) await waiting.stop(record);
+      if (marked === 'fenced') await sendAgain(job, record, true);
+      else if (state.waitingSince !== undefined) await waiting.stop(record);
     }
     deps.logger.warn({ jobId: job.id, code: error.code, deadLetterId: entry.id, ...(record ?? {}) }, 'dead-lettered');
   }
 
-  async function onFailure(job: Job, token: string | undefined, record: RecordKey, state: RecordState, thrown: unknown, held: TraceEntry[], kept: string | undefined): Promise<ProcessResult> {
+  /**
+   * This job lost its lock while it worked (its process frozen longer than the lock, or cut off
+   * from Redis while it reached the API), and BullMQ gave the record's job to another worker: this
+   * job's write may have landed after that worker's newer one. The newest version is made a new
+   * version (already done when the mark was refused: `marked`) and the record's job queued (BullMQ
+   * ignores the add while the other worker still holds it: its mark then finds the new version and
+   * sends it again, after this write).
+   */
+  async function sendAgain(job: Job, record: RecordKey, marked: boolean): Promise<ProcessResult> {
+    if (!marked) await deps.records.takenOver(record);
+    await enqueueRecord(deps.queue, record, { retry: { attempts: job.opts.attempts ?? 1, baseMs: 0, capMs: 0 } });
+    deps.logger.warn({ jobId: job.id, queue: deps.queue.name, source: record.source, external_id: record.external_id }, 'job taken over by another worker: its record is sent again');
+    return 'taken-over';
+  }
+
+  async function onFailure(
+    job: Job,
+    token: string | undefined,
+    record: RecordKey,
+    state: RecordState,
+    thrown: unknown,
+    held: TraceEntry[],
+    kept: string | undefined,
+    fence: Fence | undefined,
+  ): Promise<ProcessResult> {
+    // A failed write may still have landed (a timeout): if another worker holds the record by now,
+    // it is sent again after it, instead of this job retrying or dead-lettering a version it no longer owns.
+    if (fence && (await deps.redis.get(fence.lockKey)) !== fence.token) return sendAgain(job, record, false);
     const error = isTaxsyncError(thrown)
       ? thrown
       : new TaxsyncError('INTERNAL_ERROR', `unexpected error: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown });
@@ -178,7 +212,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       report('retried');
       throw error;
     }
-    await deadLetter(job, record, state, error, held, kept);
+    await deadLetter(job, record, state, error, held, kept, fence);
     return 'dead-lettered';
   }
 
@@ -264,6 +298,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       return 'dead-lettered';
     }
     const record = of.record;
+    // VAT submissions are fenced by their own ledger (docs/vat.md).
+    const fence: Fence | undefined = token !== undefined && job.id !== undefined && record.kind !== 'vat' ? { lockKey: `${deps.queue.toKey(job.id)}:lock`, token } : undefined;
     // Made only when a handler logs: a child logger per job is measurable CPU on the hot path.
     let logger: Logger | undefined;
     const jobLogger = (): Logger =>
@@ -314,7 +350,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         outcome = await deps.handler(state.event, ctx);
       } catch (error) {
         if (error instanceof DelayedError || (error as Error)?.name === 'RateLimitError') throw error;
-        return onFailure(job, token, record, state, error, held, kept);
+        return onFailure(job, token, record, state, error, held, kept, fence);
       }
       if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome, held, kept);
       if (outcome.idUnknown) {
@@ -340,6 +376,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       const now = clock();
       const hash = outcome.sentHash === undefined ? {} : { sent_hash: outcome.sentHash };
       const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
+        ...(fence ? { fence } : {}),
         fields: outcome.idUnknown
           ? { first_failed_at: null, waiting_since: null, tax_id: null, ...hash }
           : {
@@ -366,6 +403,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
           settings: deps.trace,
         },
       });
+      if (newer === 'fenced') return sendAgain(job, record, true);
       if (state.waitingSince !== undefined) await waiting.stop(record);
       if (newer === 0) return 'applied';
       if (loop + 1 >= maxLoops) {
