@@ -81,6 +81,8 @@ export async function startModelRig(
     onCrash?: (crash: Crash) => Promise<void>;
     /** The workers' lock duration and stalled-check interval. @defaultValue 30000 */
     stalledIntervalMs?: number;
+    /** Runs before each mark of a version as applied (a test races an operator's command with the job here). */
+    beforeMark?: (record: RecordKey, seq: number) => Promise<void>;
   } = {},
 ): Promise<ModelRig> {
   const prefix = uniquePrefix();
@@ -111,6 +113,7 @@ export async function startModelRig(
     processorRecords: (records) => ({
       ...records,
       async markApplied(key, seq, event, now, also) {
+        await options.beforeMark?.(key, seq);
         await maybeCrash('before-mark', key.external_id);
         const result = await records.markApplied(key, seq, event, now, also);
         await maybeCrash('after-mark', key.external_id);
