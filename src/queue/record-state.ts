@@ -232,7 +232,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     dirty: (cursor, count) => redis.sscan(keys.dirty, cursor, 'COUNT', count),
     async reopen(key) {
       const recordKey = recordKeyString(key);
-      return Number(await redis.taxsyncReplayMark(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), '', recordKey, ''));
+      return Number(await redis.taxsyncReplayMark(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), '', recordKey, '', ''));
     },
   };
 }

@@ -251,8 +251,11 @@ return seq
 // means "whatever is newest": that version is marked not applied, whichever event it is.
 // KEYS: state, dirty, event, applied. A version already applied (moved to the applied key) is
 // copied back as the newest event, so its job has it to send. The record's sent_hash is cleared:
-// a replayed version is sent even when its body is the one last accepted.
-const REPLAY_MARK = `
+// a replayed version is sent even when its body is the one last accepted. ARGV[4] '1' (the tax
+// engine's records) makes the version a new one instead (seq + 1, see TAKEN_OVER_LIB): a job of
+// the record still running, which read it before (and may have decided to skip it as unchanged),
+// finds a newer version when it marks its own and sends it, instead of taking the replay for done.
+const REPLAY_MARK = TAKEN_OVER_LIB + `
 local held = redis.call('HMGET', KEYS[1], 'event_id', 'seq', 'applied_seq')
 if ARGV[1] ~= '' and held[1] ~= ARGV[1] then return 0 end
 local seq = tonumber(held[2] or '0')
@@ -264,6 +267,7 @@ elseif redis.call('EXISTS', KEYS[3]) == 0 then
   local applied = redis.call('GET', KEYS[4]) or redis.call('HGET', KEYS[1], 'event')
   if applied then redis.call('SET', KEYS[3], applied) end
 end
+if ARGV[4] == '1' then return send_again(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2]) end
 if tonumber(held[3] or '0') >= seq then
   redis.call('HSET', KEYS[1], 'applied_seq', seq - 1)
 end
@@ -327,8 +331,8 @@ return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9], f[10], f[11] 
 export interface TaxsyncCommands {
   /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash, received_at, prev_received_at]. */
   taxsyncReadState(stateKey: string, eventKey: string, appliedKey: string): Promise<(string | null)[]>;
-  /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event. */
-  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string): Promise<number>;
+  /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event; `newVersion` '1' = replayed as a new version. */
+  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string, newVersion: string): Promise<number>;
   taxsyncRecordEvent(
     stateKey: string,
     dirtyKey: string,
