@@ -101,10 +101,21 @@ describe('customers and exemptions under random interleavings, faults and crashe
           rig.crashesOn = false;
           await rig.replayAll();
           expect(await rig.settle([CUSTOMER, EXEMPTION]), 'settled after the replay').toBe(true);
+          // An exemption still waiting for its customer when the replay ran may expire once more; a second round then has the customer.
+          await rig.replayAll();
+          expect(await rig.settle([CUSTOMER, EXEMPTION]), 'settled after the second replay').toBe(true);
 
           const entries = await rig.deadLetters();
           const dead = (name: Name) => entriesOf(entries, name === 'customer' ? CUSTOMER : EXEMPTION).some((e) => (e.event as { id?: string } | null)?.id === newest.get(name)?.event.id);
           const problems: string[] = [];
+          // What may stay dead-lettered once the service works and everything was replayed: an
+          // exemption whose customer is not in the engine. Anything else is a version taxsync lost.
+          const customerLive = rig.engine.customers.get('api|C-M')?.deleted === false;
+          for (const entry of entries) {
+            if (!(entry.record?.kind === 'exemption' && entry.error.code === 'WAITING_EXPIRED' && !customerLive)) {
+              problems.push(`left in the dead-letter queue: ${entry.record?.external_id} ${entry.error.code} ${entry.error.message}`);
+            }
+          }
           const customer = newest.get('customer');
           const stored = rig.engine.customers.get('api|C-M');
           if (customer && !dead('customer')) {

@@ -109,6 +109,22 @@ async function check(rig: ModelRig, run: Run, delivered: readonly { spec: Spec; 
   const entries = await rig.deadLetters();
   const latest = newest(delivered);
   const invoice = rig.engine.transactions.get(`api|${INVOICE}`);
+  // What may stay dead-lettered once the service works and everything was replayed: a refund of an
+  // invoice that is not (or no longer) in the engine, and refunds whose newest shares add up past
+  // the whole. Anything else is a version taxsync lost.
+  const live = invoice !== undefined && !invoice.deleted;
+  const shares = REFUNDS.map((r) => latest.get(r)).filter((d) => d !== undefined && (d.spec.op === 'upsert' || d.spec.op === 'cancel'));
+  const past = shares.reduce((sum, d) => sum.plus(AMOUNTS[d!.spec.value % AMOUNTS.length]!), new Decimal(0)).greaterThan(100);
+  for (const entry of entries) {
+    const refund = entry.record?.external_id !== INVOICE;
+    const fine =
+      refund &&
+      (entry.error.code === 'REFUND_ORIGINAL_MISSING' ||
+        (entry.error.code === 'API_INVALID' && Object.keys(entry.error.fields ?? {}).includes('created_from')) ||
+        (!live && entry.error.code === 'MAPPING_INVALID') ||
+        (past && entry.error.code === 'MAPPING_INVALID' && /more than the whole/.test(entry.error.message)));
+    if (!fine) problems.push(`left in the dead-letter queue: ${entry.record?.external_id} ${entry.error.code} ${entry.error.message}`);
+  }
   for (const name of RECORDS) {
     const want = latest.get(name);
     if (want === undefined) continue;
@@ -186,8 +202,12 @@ describe('the tax engine path under random interleavings, faults and crashes (mo
           // The operator's turn: the service works again, everything dead-lettered is replayed.
           rig.engine.faults = () => 'ok';
           rig.crashesOn = false;
-          await rig.replayAll();
-          expect(await rig.settle(RECORDS.map(key)), 'settled after the replay').toBe(true);
+          // Twice: a refund refused while another refund of the invoice was unresolved (its larger
+          // share claimed) goes through once that one is settled.
+          for (let round = 0; round < 2; round++) {
+            await rig.replayAll();
+            expect(await rig.settle(RECORDS.map(key)), 'settled after the replay').toBe(true);
+          }
           const problems = await check(rig, run, delivered);
           expect(problems, JSON.stringify({ crashed: rig.crashed, dead: (await rig.deadLetters()).map((e) => `${e.record?.external_id} ${e.error.code} ${e.error.message}`) }, null, 1)).toEqual([]);
         } finally {
