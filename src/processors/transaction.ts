@@ -32,6 +32,8 @@ export interface TransactionHandlerDeps {
   variance?: { store: VarianceStore; thresholds: VarianceThresholds; clock?: () => Date };
   /** Asks the platform for a refund's original taxsync never received (./fetch-original.ts); absent: the refund just waits. */
   fetchOriginal?: FetchOriginal;
+  /** Queues another record's job when it has unapplied versions and none (Requeuer.ensureQueued); absent: the recovery sweep does. */
+  requeue?: (record: RecordKey) => Promise<unknown>;
 }
 
 /**
@@ -158,6 +160,16 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     // customer's next event with that body would be skipped (the engine keeping these facts).
     if (state.sentHash !== undefined) await deps.records.setFields(customerKey, { sent_hash: null });
     await accepted(() => deps.tax.customers.upsert(mapped.body));
+    // The customer's own newer version may have been sent while these older facts were on their
+    // way (it becomes the applied copy when its write goes out): they may have landed after it.
+    // The customer's newest version is then sent once more, after this write (a new version of
+    // the record, as when a job is taken over), instead of the engine keeping these facts.
+    const after = (await deps.records.read(customerKey)).appliedEvent;
+    if (after?.type === 'customer.upserted' && after.id !== known?.id && Date.parse(after.occurred_at) > Date.parse(event.occurred_at)) {
+      await deps.records.takenOver(customerKey);
+      await deps.requeue?.(customerKey);
+      return undefined;
+    }
     await deps.records.setFields(customerKey, { sent_hash: hash });
     return undefined;
   }

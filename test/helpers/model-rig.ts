@@ -136,7 +136,7 @@ export async function startModelRig(
     },
   };
   const settings = DEFAULT_SETTINGS.mapping;
-  const transactions = createTransactionHandler({ tax: clients.tax, records: pipeline.records, ledger: crashingLedger, settings });
+  const transactions = createTransactionHandler({ tax: clients.tax, records: pipeline.records, ledger: crashingLedger, settings, requeue: (record) => pipeline.requeuer.ensureQueued(record) });
   const customer = createCustomerHandler({ tax: clients.tax, settings });
   const exemption = createExemptionHandler({ tax: clients.tax, records: pipeline.records, settings });
   const queues = options.queues ?? ['customers', 'transactions'];
