@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CanonicalEvent } from '../../../src/domain/events.js';
 import type { RecordKey } from '../../../src/domain/record-key.js';
+import { createAuditLog } from '../../../src/queue/audit.js';
+import { resendRecord } from '../../../src/queue/resend.js';
 import type { Fault } from '../../helpers/model-engine.js';
 import { startModelRig, type ModelRig } from '../../helpers/model-rig.js';
 import { useRedis } from '../../helpers/redis.js';
@@ -135,5 +137,46 @@ describe('cancellations reach the tax engine', () => {
     expect(await rig.settle([R2])).toBe(true);
     expect(await rig.deadLetters()).toEqual([]);
     expect(stored(R2)?.body).toMatchObject({ transaction_status: 'active', refund_info: { refund_linked_percentage: '0.6' } });
+  });
+});
+
+describe('cancellations of refunds the engine does not hold, or that claim more', () => {
+  const redis = useRedis();
+  let rig: ModelRig | undefined;
+  afterEach(async () => {
+    await rig?.close();
+    rig = undefined;
+  });
+  const stored = (key: RecordKey) => rig!.engine.transactions.get(`${key.source}|${key.external_id}`);
+  const resend = (record: RecordKey) =>
+    resendRecord({ queues: rig!.pipeline.queues, keys: rig!.pipeline.keys, audit: createAuditLog(rig!.pipeline.producerConnection, rig!.pipeline.keys, { actor: 'operator' }), trace: { maxEntries: 50, maxAgeMs: 600_000 } }, record);
+
+  it('never sends, on a resend, a refund cancellation that was dropped because the refund never reached the engine', async () => {
+    // A Stripe credit note voided before taxsync ever sent it: the void (whole data) has nothing
+    // to cancel in the engine. A later resend of the record must not create it, cancelled, taking
+    // a share of the invoice that no refund there holds.
+    rig = await startModelRig(redis.url, { queues: ['transactions'] });
+    await rig.accept(invoice(1));
+    await rig.accept(event('r1-void', 'refund.cancelled', R1, 2, refundData('50.00')));
+    expect(await rig.settle([INVOICE, R1])).toBe(true);
+    expect(stored(R1)).toBeUndefined();
+    expect(await resend(R1)).toBe('queued');
+    expect(await rig.settle([INVOICE, R1])).toBe(true);
+    expect(stored(R1)).toBeUndefined();
+  });
+
+  it('checks a cancellation that raises the refund against the invoice\u2019s other refunds', async () => {
+    // R1 takes 0.5, R2 0.3; R2's cancellation states 60.00 (0.6): 0.5 + 0.6 is past the whole, so
+    // it is dead-lettered instead of sent (a cancelled refund keeps its share in the engine).
+    rig = await startModelRig(redis.url, { queues: ['transactions'] });
+    await rig.accept(invoice(1));
+    await rig.accept(event('r1-1', 'refund.created', R1, 2, refundData('50.00')));
+    await rig.accept(event('r2-1', 'refund.created', R2, 2, refundData('30.00')));
+    expect(await rig.settle([INVOICE, R1, R2])).toBe(true);
+    await rig.accept(event('r2-cancel', 'refund.cancelled', R2, 3, refundData('60.00')));
+    expect(await rig.settle([R2])).toBe(true);
+    expect(rig.engine.violations).toEqual([]);
+    expect((await rig.deadLetters()).map((e) => e.error.code)).toEqual(['MAPPING_INVALID']);
+    expect(stored(R2)?.body).toMatchObject({ transaction_status: 'active', refund_info: { refund_linked_percentage: '0.3' } });
   });
 });
