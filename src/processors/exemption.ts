@@ -85,8 +85,9 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
       }
       case 'exemption.cancelled': {
         const previous = previousExemption(ctx.state.appliedEvent);
-        // Kept whole, so a later cancellation or a replay of this one still has the exemption.
-        if (previous) ctx.keep({ ...event, data: { ...previous, status: 'cancelled' } });
+        // Kept whole, so a later cancellation or a replay of this one still has the exemption;
+        // without a previous version the copy stays (nothing held, or a create found by its body).
+        ctx.keep(previous ? { ...event, data: { ...previous, status: 'cancelled' } } : null);
         if (previous === undefined) {
           // No version was ever marked applied, yet a create may have reached the engine (its
           // answer lost, the worker killed before the mark): that exemption is the one to cancel.

@@ -334,13 +334,13 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         },
         trace: (entry) => trace(record, entry, held),
         keep(event) {
-          kept = JSON.stringify(event);
+          kept = event === null ? (state.appliedJson ?? '') : JSON.stringify(event);
         },
         async sending(options = {}) {
           if (sent) return;
           sent = true;
           await deps.records.sending(record, state.seq, {
-            ...(options.keepCopy ? { clearOnly: true } : kept === undefined ? {} : { copy: kept }),
+            ...(options.keepCopy || kept === '' ? { clearOnly: true } : kept === undefined ? {} : { copy: kept }),
             ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
           });
         },

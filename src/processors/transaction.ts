@@ -186,7 +186,8 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       case 'invoice.cancelled': {
         const previous = previousInvoice(ctx.state.appliedEvent);
         const whole = cancelledInvoice(event.data, previous);
-        if (whole) ctx.keep({ ...event, data: whole });
+        // Not a whole invoice: nothing is sent (nothing to cancel, or a dead letter), so the copy stays.
+        ctx.keep(whole ? { ...event, data: whole } : null);
         const mapped = mapInvoiceCancelled(event.data, { key, settings, ...(previous ? { previous } : {}) });
         return mapped.kind === 'send' ? upsert(mapped.body, 'cancelled invoice', ctx) : notSent(mapped);
       }
@@ -194,8 +195,10 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       case 'refund.cancelled': {
         const previous = previousRefund(ctx.state.appliedEvent);
         if (event.type === 'refund.cancelled') {
+          // Without a previous refund nothing is sent (the engine never held it): the copy stays,
+          // so a replay or resend of this cancellation never creates a refund there.
           const whole = cancelledRefund(event.data, previous);
-          if (whole) ctx.keep({ ...event, data: whole });
+          ctx.keep(whole ? { ...event, data: whole } : null);
         }
         const invoiceId = event.data.invoice_external_id ?? previous?.invoice_external_id;
         const invoiceKey = invoiceId === undefined ? undefined : { kind: 'transaction' as const, source: key.source, external_id: invoiceId };
@@ -210,11 +213,13 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
           return { kind: 'wait', reason, missing: { record: invoiceKey, what: 'original' } };
         }
         const send = async (): Promise<HandlerOutcome> => {
+          const claims = invoiceKey ? await deps.ledger.claims(invoiceKey, key.external_id) : { others: new Money(0), own: new Money(0) };
           const refundCtx = {
             key,
             settings,
             ...(origin && origin !== 'recording' ? { original: origin } : {}),
-            alreadyRefunded: invoiceKey ? await deps.ledger.claimedByOthers(invoiceKey, key.external_id) : new Money(0),
+            alreadyRefunded: claims.others,
+            claimed: claims.own,
           };
           const mapped =
             event.type === 'refund.created'

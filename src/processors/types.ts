@@ -60,9 +60,10 @@ export interface HandlerContext {
   /**
    * What to keep as this version's applied copy when it is not the event as received: a partial
    * cancellation laid over the version before it, so a later cancellation or a replay of this one
-   * still has the whole document. Call before `sending()`.
+   * still has the whole document; `null` keeps the copy there is (a cancellation dropped because
+   * the engine never held the record must not become a version it holds). Call before `sending()`.
    */
-  keep(event: CanonicalEvent): void;
+  keep(event: CanonicalEvent | null): void;
 }
 
 /**

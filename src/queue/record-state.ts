@@ -16,6 +16,8 @@ export interface RecordState {
   appliedSeq: number;
   /** The event last applied to the API (or dead-lettered), when it still parses. */
   appliedEvent: CanonicalEvent | undefined;
+  /** The applied copy's JSON as stored (undefined: none). */
+  appliedJson: string | undefined;
   /** The tax engine's id of this record, once known. */
   taxId: string | undefined;
   /** When the record first started waiting (for an original invoice or a customer). */
@@ -143,6 +145,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
         return applied.event;
       },
       eventJson: eventJson ?? undefined,
+      appliedJson: appliedJson ?? undefined,
       seq,
       appliedSeq,
       taxId: taxId ?? undefined,

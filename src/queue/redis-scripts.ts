@@ -218,10 +218,9 @@ if not superseded then
   elseif applied == '' then
     redis.call('DEL', KEYS[5])
   else
+    -- Also a copy the caller keeps instead of the held event (a cancellation laid over the
+    -- version before it): the event key then keeps the event as received, the newest version.
     redis.call('SET', KEYS[5], applied)
-    -- A copy of the newest version given by the caller (a cancellation laid over the version
-    -- before it): the held event is that version, and the applied key now holds it.
-    if seq == tonumber(ARGV[1]) then redis.call('DEL', KEYS[4]) end
   end
   redis.call('HDEL', KEYS[1], 'event', 'applied_event')
   redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5])

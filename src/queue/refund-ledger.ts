@@ -12,6 +12,8 @@ import type { Keys } from './keys.js';
 export interface RefundLedger {
   /** The sum claimed by the invoice's other refunds. */
   claimedByOthers(invoice: RecordKey, refundExternalId: string): Promise<Decimal>;
+  /** What the invoice's other refunds claimed, and what this refund claimed (0: nothing yet), in one read. */
+  claims(invoice: RecordKey, refundExternalId: string): Promise<{ others: Decimal; own: Decimal }>;
   /** The refund's share as the engine holds it now (its write was answered). */
   record(invoice: RecordKey, refundExternalId: string, fraction: Decimal): Promise<void>;
   /**
@@ -49,6 +51,16 @@ export function createRefundLedger(redis: RedisClient, keys: Keys): RefundLedger
       let sum = new Money(0);
       for (const [id, fraction] of Object.entries(all)) if (id !== refundExternalId) sum = sum.plus(money(fraction));
       return sum;
+    },
+    async claims(invoice, refundExternalId) {
+      const all = await redis.hgetall(key(invoice));
+      let others = new Money(0);
+      let own = new Money(0);
+      for (const [id, fraction] of Object.entries(all)) {
+        if (id === refundExternalId) own = money(fraction);
+        else others = others.plus(money(fraction));
+      }
+      return { others, own };
     },
     async record(invoice, refundExternalId, fraction) {
       await redis.hset(key(invoice), refundExternalId, fraction.toFixed());
