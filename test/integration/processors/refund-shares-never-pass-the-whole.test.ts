@@ -100,3 +100,32 @@ describe('linked refunds of one invoice', () => {
     );
   }, 120_000);
 });
+
+describe('a refund moved to another invoice', () => {
+  const redis = useRedis();
+  let rig: ModelRig | undefined;
+  afterEach(async () => {
+    await rig?.close();
+    rig = undefined;
+  });
+
+  it('frees its share of the invoice it left', async () => {
+    // R1 is first recorded against INV-1 (0.6), then corrected to INV-2. The engine's INV-1 then
+    // has no refund, so R2 may take 0.5 of it.
+    const invoiceOf = (id: string) => event(`${id}-1`, 'invoice.upserted', tx(id), 1, { number: id, issued_at: at(0), status: 'active', currency: 'USD', tax_inclusive: false, lines: [{ id: '1', unit_price: '100.00', quantity: '1' }] });
+    const refundOf = (name: string, t: number, invoiceId: string, amount: string) => event(`${name}-${t}`, 'refund.created', tx(name), t, { invoice_external_id: invoiceId, issued_at: at(0), currency: 'USD', amount });
+    rig = await startModelRig(redis.url, { queues: ['transactions'] });
+    await rig.accept(invoiceOf('INV-1'));
+    await rig.accept(invoiceOf('INV-2'));
+    await rig.accept(refundOf('refund-R1', 2, 'INV-1', '60.00'));
+    expect(await rig.settle([tx('INV-1'), tx('INV-2'), tx('refund-R1')])).toBe(true);
+    await rig.accept(refundOf('refund-R1', 3, 'INV-2', '60.00'));
+    expect(await rig.settle([tx('refund-R1')])).toBe(true);
+    expect(rig.engine.transactions.get('api|refund-R1')?.body.created_from).toBe(rig.engine.transactions.get('api|INV-2')?.id);
+
+    await rig.accept(refundOf('refund-R2', 4, 'INV-1', '50.00'));
+    expect(await rig.settle([tx('refund-R2')])).toBe(true);
+    expect(await rig.deadLetters()).toEqual([]);
+    expect(rig.engine.transactions.get('api|refund-R2')?.body).toMatchObject({ created_from: rig.engine.transactions.get('api|INV-1')?.id, refund_info: { refund_linked_percentage: '0.5' } });
+  });
+});
