@@ -231,6 +231,9 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
           if (invoiceKey) await deps.ledger.reserve(invoiceKey, key.external_id, mapped.fraction);
           const outcome = await upsert(mapped.body, invoiceKey ? `${what} (${mapped.fraction.toFixed()} of ${invoiceKey.external_id})` : `unlinked ${what}`, ctx);
           if (invoiceKey) await deps.ledger.record(invoiceKey, key.external_id, mapped.fraction);
+          // Moved to another invoice: the one it left no longer has this refund in the engine.
+          const left = previous?.invoice_external_id;
+          if (left !== undefined && left !== invoiceKey?.external_id) await deps.ledger.forget({ kind: 'transaction', source: key.source, external_id: left }, key.external_id);
           return outcome;
         };
         return invoiceKey ? deps.ledger.withInvoiceLock(invoiceKey, send) : send();
