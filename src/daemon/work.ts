@@ -113,6 +113,7 @@ export async function startWork(deps: {
       ledger: createRefundLedger(state, keys),
       settings: mapping,
       variance: { store: createVarianceStore(state, keys), thresholds: varianceThresholds(config.taxVariance) },
+      requeue: (record) => requeuer.ensureQueued(record),
       ...originalFetch({ config, settings: deps.settings, connection, queues, state, keys }),
     }),
     'vat-submissions': createVatHandler({

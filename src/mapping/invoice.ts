@@ -29,8 +29,7 @@ export function mapInvoice(data: InvoiceData, ctx: MappingContext): MapResult<Tr
  * nothing to build a body from and it is ignored.
  */
 export function mapInvoiceCancelled(data: Partial<InvoiceData>, ctx: InvoiceCancelContext): MapResult<TransactionRequest> {
-  const stated = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
-  const merged = InvoiceData.safeParse({ ...ctx.previous, ...stated, status: 'cancelled' });
+  const merged = mergeCancellation(data, ctx.previous);
   if (!merged.success) {
     if (ctx.previous === undefined) {
       return ignore(
@@ -40,6 +39,21 @@ export function mapInvoiceCancelled(data: Partial<InvoiceData>, ctx: InvoiceCanc
     return invalid(`invoice ${ctx.key.external_id}`, dataFields(merged.error.issues));
   }
   return buildInvoice(merged.data, ctx, 'cancelled');
+}
+
+function mergeCancellation(data: Partial<InvoiceData>, previous: InvoiceData | undefined) {
+  const stated = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
+  return InvoiceData.safeParse({ ...previous, ...stated, status: 'cancelled' });
+}
+
+/**
+ * The whole invoice an `invoice.cancelled` describes (its data laid over `previous`, status
+ * cancelled), as mapInvoiceCancelled sends it; undefined when that is not a whole invoice. Kept
+ * as the version's applied copy, so the next cancellation (or a replay) is laid over it.
+ */
+export function cancelledInvoice(data: Partial<InvoiceData>, previous: InvoiceData | undefined): InvoiceData | undefined {
+  const merged = mergeCancellation(data, previous);
+  return merged.success ? merged.data : undefined;
 }
 
 /** shipping_fee: shipping net of its discount; null when there is none (so an update clears an old fee). */

@@ -24,6 +24,12 @@ export interface RefundContext extends MappingContext {
 }
 
 export interface RefundCancelContext extends RefundContext {
+  /**
+   * The share this refund already claimed of its invoice (what the processor recorded for it): a
+   * cancellation that takes no more is never held up by the invoice's other refunds; one that
+   * raises the refund's share is checked against them like a new refund. @defaultValue 0
+   */
+  claimed?: Decimal;
   /** The refund data taxsync last held for this record (from its state store), when any. */
   previous?: RefundData;
 }
@@ -37,32 +43,56 @@ const fmt = formatDecimal;
  * exact share of it refunded; without one, an unlinked refund taxed on its own items.
  */
 export function mapRefund(data: RefundData, ctx: RefundContext): RefundMapResult {
-  return buildRefund(data, ctx, 'active', true);
+  return buildRefund(data, ctx, 'active', 'always');
 }
 
 /**
  * refund.cancelled → the same refund upserted with transaction_status cancelled. The cancellation's
  * data (any subset) is laid over the previous refund data. A refund taxsync never held was never
- * sent, so there is nothing to cancel: ignored. The cumulative check is skipped: a cancellation
- * claims nothing new and must never be held up by other refunds.
+ * sent, so there is nothing to cancel: ignored. A cancellation claiming no more than the refund's
+ * share before (`ctx.claimed`) is never held up by other refunds; one that raises it is checked
+ * against them like a new refund (a cancelled refund keeps its share in the engine).
  */
 export function mapRefundCancelled(data: Partial<RefundData>, ctx: RefundCancelContext): RefundMapResult {
   if (ctx.previous === undefined) {
     return ignore(`refund ${ctx.key.external_id} was cancelled, but taxsync never held it (it was never sent): nothing to cancel in the tax engine`);
   }
-  const stated = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
-  const merged = RefundData.safeParse({ ...ctx.previous, ...stated });
+  const merged = mergeCancellation(data, ctx.previous);
   if (!merged.success) return invalid(`refund ${ctx.key.external_id}`, dataFields(merged.error.issues));
-  return buildRefund(merged.data, ctx, 'cancelled', false);
+  return buildRefund(merged.data, ctx, 'cancelled', ctx.claimed ?? 'never');
 }
 
-function buildRefund(data: RefundData, ctx: RefundContext, status: TransactionStatus, cumulative: boolean): RefundMapResult {
+function mergeCancellation(data: Partial<RefundData>, previous: RefundData) {
+  const stated = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
+  return RefundData.safeParse({ ...previous, ...stated });
+}
+
+/**
+ * The whole refund a `refund.cancelled` describes (its data laid over `previous`), as
+ * mapRefundCancelled sends it; undefined without a previous refund or when that is not a whole
+ * refund. Kept as the version's applied copy, so the next cancellation, a replay, or the
+ * refund's deletion (which frees its share of the invoice) still knows the refund.
+ */
+export function cancelledRefund(data: Partial<RefundData>, previous: RefundData | undefined): RefundData | undefined {
+  if (previous === undefined) return undefined;
+  const merged = mergeCancellation(data, previous);
+  return merged.success ? merged.data : undefined;
+}
+
+/**
+ * When the cumulative check (the invoice's other refunds plus this one ≤ 1) applies: always (a new
+ * refund), to a share above a given one (a cancellation: the share the refund already claimed), or
+ * never (a cancellation whose claimed share is not known).
+ */
+type CumulativeCheck = 'always' | 'never' | Decimal;
+
+function buildRefund(data: RefundData, ctx: RefundContext, status: TransactionStatus, check: CumulativeCheck): RefundMapResult {
   const what = `refund ${ctx.key.external_id}`;
   const kind = wrongKind(ctx.key, 'transaction', what);
   if (kind !== undefined) return kind;
   return data.invoice_external_id === undefined
     ? unlinked(data, ctx, status, what)
-    : linked(data, data.invoice_external_id, ctx, status, what, cumulative);
+    : linked(data, data.invoice_external_id, ctx, status, what, check);
 }
 
 function common(data: RefundData, ctx: RefundContext, status: TransactionStatus) {
@@ -86,7 +116,7 @@ function linked(
   ctx: RefundContext,
   status: TransactionStatus,
   what: string,
-  cumulative: boolean,
+  check: CumulativeCheck,
 ): RefundMapResult {
   const original = ctx.original;
   if (original === undefined) {
@@ -105,7 +135,8 @@ function linked(
   if (fraction.greaterThan(1)) return fail(`${what} exceeds its invoice ${invoiceId}: ${basis.explanation} = ${shown}, more than the whole (1)`);
   if (fraction.isZero()) return fail(`${what} is too small a share of invoice ${invoiceId} to express in ${FRACTION_DECIMALS} decimal places: ${basis.explanation}`);
   const together = ctx.alreadyRefunded.plus(fraction);
-  if (cumulative && together.greaterThan(1)) {
+  const claimsMore = check === 'always' || (check !== 'never' && fraction.greaterThan(check));
+  if (claimsMore && together.greaterThan(1)) {
     return fail(
       `${what} takes ${shown} of invoice ${invoiceId}, whose other refunds already took ${fmt(ctx.alreadyRefunded)}: together ${fmt(together)}, more than the whole invoice (1)`,
     );

@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What a record job ended in, for `taxsync_jobs_total{outcome}`. */
-export type JobOutcome = 'applied' | 'nothing-new' | 'dead-lettered' | 'retried' | 'waiting' | 'rate-limited' | 'yielded' | 'coalescing';
+export type JobOutcome = 'applied' | 'nothing-new' | 'dead-lettered' | 'retried' | 'waiting' | 'rate-limited' | 'yielded' | 'coalescing' | 'taken-over';
 
 /** One request to the tax engine or VAT service (src/api reports these without knowing prom-client). */
 export interface ApiCallObservation {

@@ -15,6 +15,7 @@ export function createCustomerHandler(deps: { tax: TaxClient; settings: MappingS
         const hash = sentHash(mapped.body);
         const skip = unchanged(ctx, hash, 'customer');
         if (skip) return skip;
+        await ctx.sending();
         const answer = await accepted(
           () => deps.tax.customers.upsert(mapped.body),
           async () => (await deps.tax.customers.getByKey(source, external_id)).id,
@@ -23,6 +24,7 @@ export function createCustomerHandler(deps: { tax: TaxClient; settings: MappingS
         return { kind: 'done', detail: `customer ${answer.record.id} upserted`, taxId: answer.record.id, sentHash: hash };
       }
       case 'customer.deleted':
+        await ctx.sending({ keepCopy: true });
         return { ...(await deleted(() => deps.tax.customers.deleteByKey(ctx.record.source, ctx.record.external_id), 'customer')), sentHash: null };
       default:
         return { kind: 'done', detail: `nothing sent: ${event.type} is not a customer event` };

@@ -1,6 +1,6 @@
 import type { TaxClient } from '../api/index.js';
 import { ExemptionRequest, type Exemption } from '../api/schemas/index.js';
-import type { ExemptionData } from '../domain/events.js';
+import { ExemptionData, type CanonicalEvent } from '../domain/events.js';
 import type { RecordKey } from '../domain/record-key.js';
 import { mapExemption, mapExemptionCancelled, type MappingSettings } from '../mapping/index.js';
 import type { RecordStore } from '../queue/record-state.js';
@@ -26,20 +26,33 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
     return match;
   }
 
-  async function write(body: ExemptionRequest, ctx: HandlerContext): Promise<HandlerOutcome> {
+  /** `id`: the exemption to update, already found (a create whose answer was lost). */
+  async function write(body: ExemptionRequest, ctx: HandlerContext, id?: string): Promise<HandlerOutcome> {
     const hash = sentHash(body);
     // Only with its id known: without it, the exemption may have to be found or created again.
     const skip = ctx.state.taxId === undefined ? undefined : unchanged(ctx, hash, 'exemption');
     if (skip) return skip;
-    return { ...(await send(body, ctx)), sentHash: hash };
+    await ctx.sending();
+    return { ...(await send(body, ctx, id)), sentHash: hash };
   }
 
-  async function send(body: ExemptionRequest, ctx: HandlerContext): Promise<Extract<HandlerOutcome, { kind: 'done' }>> {
-    let id = ctx.state.taxId;
-    if (id === undefined && ctx.state.createPending !== undefined) {
-      id = await findCreated(pendingBody(ctx.state.createPending) ?? body);
-      if (id) await ctx.trace({ step: 'answered', detail: `found exemption ${id} from an earlier create whose answer was lost` });
-    }
+  /**
+   * The exemption an earlier create of this record made although its answer was lost (the
+   * pending-create mark is set, taxsync never learned the id): found by the body that create sent
+   * (`fallback`, the body about to be sent, for the bare mark older versions wrote).
+   */
+  async function lostCreate(ctx: HandlerContext, fallback?: ExemptionRequest): Promise<{ id: string; body: ExemptionRequest } | undefined> {
+    if (ctx.state.taxId !== undefined || ctx.state.createPending === undefined) return undefined;
+    const body = pendingBody(ctx.state.createPending) ?? fallback;
+    if (body === undefined) return undefined;
+    const id = await findCreated(body);
+    if (id === undefined) return undefined;
+    await ctx.trace({ step: 'answered', detail: `found exemption ${id} from an earlier create whose answer was lost` });
+    return { id, body };
+  }
+
+  async function send(body: ExemptionRequest, ctx: HandlerContext, knownId?: string): Promise<Extract<HandlerOutcome, { kind: 'done' }>> {
+    const id = knownId ?? ctx.state.taxId ?? (await lostCreate(ctx, body))?.id;
     if (id !== undefined) {
       const existing = id;
       // An update answered 2xx without a readable id is still this exemption, updated.
@@ -71,7 +84,16 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
         return waitingFor(notSent(mapped), id === undefined ? customerKey(event.data, ctx) : undefined);
       }
       case 'exemption.cancelled': {
-        const previous = ctx.state.appliedEvent?.type === 'exemption.upserted' ? ctx.state.appliedEvent.data : undefined;
+        const previous = previousExemption(ctx.state.appliedEvent);
+        // Kept whole, so a later cancellation or a replay of this one still has the exemption;
+        // without a previous version the copy stays (nothing held, or a create found by its body).
+        ctx.keep(previous ? { ...event, data: { ...previous, status: 'cancelled' } } : null);
+        if (previous === undefined) {
+          // No version was ever marked applied, yet a create may have reached the engine (its
+          // answer lost, the worker killed before the mark): that exemption is the one to cancel.
+          const lost = await lostCreate(ctx);
+          if (lost) return write({ ...lost.body, exemption_status: 'cancelled' }, ctx, lost.id);
+        }
         const customer = previous ? await customerId(previous, ctx) : undefined;
         const mapped = mapExemptionCancelled(event.data, {
           key,
@@ -83,14 +105,24 @@ export function createExemptionHandler(deps: { tax: TaxClient; records: RecordSt
         return waitingFor(notSent(mapped), previous && customer === undefined ? customerKey(previous, ctx) : undefined);
       }
       case 'exemption.deleted': {
-        const id = ctx.state.taxId;
+        // Also an exemption whose create reached the engine although its answer was lost.
+        const id = ctx.state.taxId ?? (await lostCreate(ctx))?.id;
         if (id === undefined) return { kind: 'done', detail: 'nothing sent: this exemption was never created in the tax engine' };
+        await ctx.sending({ keepCopy: true });
         return { ...(await deleted(() => deps.tax.exemptions.delete(id), `exemption ${id}`)), sentHash: null };
       }
       default:
         return { kind: 'done', detail: `nothing sent: ${event.type} is not an exemption event` };
     }
   };
+}
+
+/** The exemption of the record's applied copy: an upsert, or a cancellation kept whole. */
+function previousExemption(event: CanonicalEvent | undefined): ExemptionData | undefined {
+  if (event?.type === 'exemption.upserted') return event.data;
+  if (event?.type !== 'exemption.cancelled') return undefined;
+  const whole = ExemptionData.safeParse(event.data);
+  return whole.success ? whole.data : undefined;
 }
 
 /** The exemption's customer, as a record key of its connector's source. */

@@ -6,6 +6,7 @@ import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
 import type { JobOutcome } from '../observability/metrics.js';
 import type { DeadLetterStore } from '../queue/dead-letter.js';
+import { enqueueRecord } from '../queue/enqueue.js';
 import { recordOfJob } from '../queue/jobs.js';
 import type { Keys } from '../queue/keys.js';
 import type { RecordState, RecordStore } from '../queue/record-state.js';
@@ -29,6 +30,9 @@ export interface WaitPolicy {
 
 export const DEFAULT_REFUND_WAIT_MS = 30 * 60_000;
 export const DEFAULT_WAIT: WaitPolicy = { deadlineMs: 24 * 3600_000, refundDeadlineMs: DEFAULT_REFUND_WAIT_MS, baseMs: 5_000, capMs: 30 * 60_000 };
+
+/** A job's BullMQ lock and token: a write is marked only while the job still holds it. */
+type Fence = { lockKey: string; token: string };
 
 export interface RecordProcessorDeps {
   queue: Queue;
@@ -62,7 +66,8 @@ export interface RecordProcessorDeps {
   onUnchanged?: (queue: string) => void;
 }
 
-export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered';
+/** `taken-over`: the job lost its lock while it worked; the worker holding the record now sends it again. */
+export type ProcessResult = 'applied' | 'nothing-new' | 'dead-lettered' | 'taken-over';
 
 /** The codes of a wait that ran out: what the version waited for never came. */
 const WAITING_CODES: ReadonlySet<string> = new Set(['WAITING_EXPIRED', 'REFUND_ORIGINAL_MISSING']);
@@ -112,7 +117,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       .slice(0, 32);
   }
 
-  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = []): Promise<void> {
+  /** `kept`: the version's applied copy when the handler gave one (HandlerContext.keep). */
+  async function deadLetter(job: Job, record: RecordKey | null, state: RecordState | undefined, error: TaxsyncError, held: TraceEntry[] = [], kept?: string, fence?: Fence): Promise<void> {
     const now = clock().toISOString();
     const entry = await deps.deadLetters.add({
       id: entryId(job, record, state, error.code),
@@ -137,20 +143,52 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       await deps.deadLetters.remove([...WAITING_CODES].map((code) => entryId(job, record, state, code)));
     }
     if (record && state) {
-      await deps.records.markApplied(record, state.seq, state.event, clock(), {
-        fields: { first_failed_at: null, waiting_since: null, create_pending: null, sent_hash: null },
+      const marked = await deps.records.markApplied(record, state.seq, state.event, clock(), {
+        ...(fence ? { fence } : {}),
+        // create_pending stays: a create whose answer was lost may have made the exemption, and
+        // the next write of the record (its replay too) must look for it before creating again.
+        fields: { first_failed_at: null, waiting_since: null, sent_hash: null },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
+        ...(kept === undefined ? {} : { kept }),
         trace: {
           entries: [...held.splice(0), { at: now, step: 'dead-lettered', code: error.code, detail: `${error.message} (entry ${entry.id})` }],
           settings: deps.trace,
         },
       });
-      if (state.waitingSince !== undefined) await waiting.stop(record);
+      if (marked === 'fenced') await sendAgain(job, record, true);
+      else if (state.waitingSince !== undefined) await waiting.stop(record);
     }
     deps.logger.warn({ jobId: job.id, code: error.code, deadLetterId: entry.id, ...(record ?? {}) }, 'dead-lettered');
   }
 
-  async function onFailure(job: Job, token: string | undefined, record: RecordKey, state: RecordState, thrown: unknown, held: TraceEntry[]): Promise<ProcessResult> {
+  /**
+   * This job lost its lock while it worked (its process frozen longer than the lock, or cut off
+   * from Redis while it reached the API), and BullMQ gave the record's job to another worker: this
+   * job's write may have landed after that worker's newer one. The newest version is made a new
+   * version (already done when the mark was refused: `marked`) and the record's job queued (BullMQ
+   * ignores the add while the other worker still holds it: its mark then finds the new version and
+   * sends it again, after this write).
+   */
+  async function sendAgain(job: Job, record: RecordKey, marked: boolean): Promise<ProcessResult> {
+    if (!marked) await deps.records.takenOver(record);
+    await enqueueRecord(deps.queue, record, { retry: { attempts: job.opts.attempts ?? 1, baseMs: 0, capMs: 0 } });
+    deps.logger.warn({ jobId: job.id, queue: deps.queue.name, source: record.source, external_id: record.external_id }, 'job taken over by another worker: its record is sent again');
+    return 'taken-over';
+  }
+
+  async function onFailure(
+    job: Job,
+    token: string | undefined,
+    record: RecordKey,
+    state: RecordState,
+    thrown: unknown,
+    held: TraceEntry[],
+    kept: string | undefined,
+    fence: Fence | undefined,
+  ): Promise<ProcessResult> {
+    // A failed write may still have landed (a timeout): if another worker holds the record by now,
+    // it is sent again after it, instead of this job retrying or dead-lettering a version it no longer owns.
+    if (fence && (await deps.redis.get(fence.lockKey)) !== fence.token) return sendAgain(job, record, false);
     const error = isTaxsyncError(thrown)
       ? thrown
       : new TaxsyncError('INTERNAL_ERROR', `unexpected error: ${(thrown as Error)?.message ?? String(thrown)}`, { cause: thrown });
@@ -192,7 +230,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       report('retried');
       throw error;
     }
-    await deadLetter(job, record, state, error, held);
+    await deadLetter(job, record, state, error, held, kept, fence);
     return 'dead-lettered';
   }
 
@@ -203,13 +241,14 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     state: RecordState,
     outcome: Extract<HandlerOutcome, { kind: 'wait' }>,
     held: TraceEntry[],
+    kept: string | undefined,
   ): Promise<ProcessResult> {
     const now = clock().getTime();
     const since = state.waitingSince ?? now;
     const forOriginal = outcome.missing?.what === 'original' || outcome.missing?.what === 'invoice';
     const deadlineMs = forOriginal ? (wait.refundDeadlineMs ?? DEFAULT_REFUND_WAIT_MS) : wait.deadlineMs;
     if (now - since >= deadlineMs) {
-      await deadLetter(job, record, state, expired(job, record, state, outcome, now - since, forOriginal), held);
+      await deadLetter(job, record, state, expired(job, record, state, outcome, now - since, forOriginal), held, kept);
       return 'dead-lettered';
     }
     if (state.waitingSince === undefined) await deps.records.setFields(record, { waiting_since: String(now) });
@@ -277,6 +316,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       return 'dead-lettered';
     }
     const record = of.record;
+    // VAT submissions are fenced by their own ledger (docs/vat.md).
+    const fence: Fence | undefined = token !== undefined && job.id !== undefined && record.kind !== 'vat' ? { lockKey: `${deps.queue.toKey(job.id)}:lock`, token } : undefined;
     // Made only when a handler logs: a child logger per job is measurable CPU on the hot path.
     let logger: Logger | undefined;
     const jobLogger = (): Logger =>
@@ -301,6 +342,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       const held: TraceEntry[] = [
         { at: clock().toISOString(), step: 'sent', event_id: state.event.id, occurred_at: state.event.occurred_at, detail: state.event.type },
       ];
+      let kept: string | undefined;
+      let sent = false;
       const ctx: HandlerContext = {
         record,
         state,
@@ -308,15 +351,26 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
           return jobLogger();
         },
         trace: (entry) => trace(record, entry, held),
+        keep(event) {
+          kept = event === null ? (state.appliedJson ?? '') : JSON.stringify(event);
+        },
+        async sending(options = {}) {
+          if (sent) return;
+          sent = true;
+          await deps.records.sending(record, state.seq, {
+            ...(options.keepCopy || kept === '' ? { clearOnly: true } : kept === undefined ? {} : { copy: kept }),
+            ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
+          });
+        },
       };
       let outcome;
       try {
         outcome = await deps.handler(state.event, ctx);
       } catch (error) {
         if (error instanceof DelayedError || (error as Error)?.name === 'RateLimitError') throw error;
-        return onFailure(job, token, record, state, error, held);
+        return onFailure(job, token, record, state, error, held, kept, fence);
       }
-      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome, held);
+      if (outcome.kind === 'wait') return waitLater(job, token, record, state, outcome, held, kept);
       if (outcome.idUnknown) {
         // Applied all the same (never resent blindly); the state keeps no id that could be stale,
         // and an exemption's pending-create mark stays so its next write looks for it first.
@@ -340,6 +394,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       const now = clock();
       const hash = outcome.sentHash === undefined ? {} : { sent_hash: outcome.sentHash };
       const newer = await deps.records.markApplied(record, state.seq, state.event, now, {
+        ...(fence ? { fence } : {}),
         fields: outcome.idUnknown
           ? { first_failed_at: null, waiting_since: null, tax_id: null, ...hash }
           : {
@@ -350,6 +405,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
               ...hash,
             },
         ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),
+        ...(kept === undefined ? {} : { kept }),
         ...(outcome.alsoOnApplied ? { also: outcome.alsoOnApplied } : {}),
         trace: {
           entries: [
@@ -365,6 +421,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
           settings: deps.trace,
         },
       });
+      if (newer === 'fenced') return sendAgain(job, record, true);
       if (state.waitingSince !== undefined) await waiting.stop(record);
       if (newer === 0) return 'applied';
       if (loop + 1 >= maxLoops) {

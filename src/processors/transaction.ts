@@ -1,9 +1,11 @@
 import type { ChainableCommander } from 'ioredis';
 import type { TaxClient } from '../api/index.js';
-import type { CanonicalEvent, InvoiceData, RefundData } from '../domain/events.js';
+import { InvoiceData, RefundData, type CanonicalEvent } from '../domain/events.js';
 import { Money } from '../domain/money.js';
 import type { RecordKey } from '../domain/record-key.js';
 import {
+  cancelledInvoice,
+  cancelledRefund,
   mapInvoice,
   mapInvoiceCancelled,
   mapInvoiceCustomer,
@@ -30,14 +32,27 @@ export interface TransactionHandlerDeps {
   variance?: { store: VarianceStore; thresholds: VarianceThresholds; clock?: () => Date };
   /** Asks the platform for a refund's original taxsync never received (./fetch-original.ts); absent: the refund just waits. */
   fetchOriginal?: FetchOriginal;
+  /** Queues another record's job when it has unapplied versions and none (Requeuer.ensureQueued); absent: the recovery sweep does. */
+  requeue?: (record: RecordKey) => Promise<unknown>;
 }
 
+/**
+ * The invoice of the record's applied copy (the version the engine may hold): an upsert, or a
+ * cancellation kept whole (laid over the version before it).
+ */
 function previousInvoice(event: CanonicalEvent | undefined): InvoiceData | undefined {
-  return event?.type === 'invoice.upserted' ? event.data : undefined;
+  if (event?.type === 'invoice.upserted') return event.data;
+  if (event?.type !== 'invoice.cancelled') return undefined;
+  const whole = InvoiceData.safeParse(event.data);
+  return whole.success ? whole.data : undefined;
 }
 
+/** The refund of the record's applied copy: a created refund, or a cancellation kept whole. */
 function previousRefund(event: CanonicalEvent | undefined): RefundData | undefined {
-  return event?.type === 'refund.created' ? event.data : undefined;
+  if (event?.type === 'refund.created') return event.data;
+  if (event?.type !== 'refund.cancelled') return undefined;
+  const whole = RefundData.safeParse(event.data);
+  return whole.success ? whole.data : undefined;
 }
 
 /**
@@ -53,6 +68,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       const variance = await checkVariance(invoice);
       return { ...skip, detail: `${skip.detail}${variance.detail}`, alsoOnApplied: variance.write };
     }
+    await ctx.sending();
     const answer = await accepted(
       () => deps.tax.transactions.upsert(body),
       async () => (await deps.tax.transactions.getByKey(body.source, body.external_id)).id,
@@ -138,14 +154,21 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     // engine holds: the same body again needs no call, a different one is sent.
     const hash = sentHash(mapped.body);
     if (state.sentHash === hash) return undefined;
-    // Only that the facts are stored matters here: an answer without a readable id is fine. A
-    // failed call may still have been applied (a timeout): the hash held is then no longer known
-    // to be the engine's, so it is cleared and the next body is sent whatever it is.
-    try {
-      await accepted(() => deps.tax.customers.upsert(mapped.body));
-    } catch (error) {
-      await deps.records.setFields(customerKey, { sent_hash: null });
-      throw error;
+    // Only that the facts are stored matters here: an answer without a readable id is fine. The
+    // customer's hash is cleared before the call: a call that fails or a worker that dies after
+    // the service applied it would otherwise leave the hash of the body before, and the
+    // customer's next event with that body would be skipped (the engine keeping these facts).
+    if (state.sentHash !== undefined) await deps.records.setFields(customerKey, { sent_hash: null });
+    await accepted(() => deps.tax.customers.upsert(mapped.body));
+    // The customer's own newer version may have been sent while these older facts were on their
+    // way (it becomes the applied copy when its write goes out): they may have landed after it.
+    // The customer's newest version is then sent once more, after this write (a new version of
+    // the record, as when a job is taken over), instead of the engine keeping these facts.
+    const after = (await deps.records.read(customerKey)).appliedEvent;
+    if (after?.type === 'customer.upserted' && after.id !== known?.id && Date.parse(after.occurred_at) > Date.parse(event.occurred_at)) {
+      await deps.records.takenOver(customerKey);
+      await deps.requeue?.(customerKey);
+      return undefined;
     }
     await deps.records.setFields(customerKey, { sent_hash: hash });
     return undefined;
@@ -162,12 +185,21 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       }
       case 'invoice.cancelled': {
         const previous = previousInvoice(ctx.state.appliedEvent);
+        const whole = cancelledInvoice(event.data, previous);
+        // Not a whole invoice: nothing is sent (nothing to cancel, or a dead letter), so the copy stays.
+        ctx.keep(whole ? { ...event, data: whole } : null);
         const mapped = mapInvoiceCancelled(event.data, { key, settings, ...(previous ? { previous } : {}) });
         return mapped.kind === 'send' ? upsert(mapped.body, 'cancelled invoice', ctx) : notSent(mapped);
       }
       case 'refund.created':
       case 'refund.cancelled': {
         const previous = previousRefund(ctx.state.appliedEvent);
+        if (event.type === 'refund.cancelled') {
+          // Without a previous refund nothing is sent (the engine never held it): the copy stays,
+          // so a replay or resend of this cancellation never creates a refund there.
+          const whole = cancelledRefund(event.data, previous);
+          ctx.keep(whole ? { ...event, data: whole } : null);
+        }
         const invoiceId = event.data.invoice_external_id ?? previous?.invoice_external_id;
         const invoiceKey = invoiceId === undefined ? undefined : { kind: 'transaction' as const, source: key.source, external_id: invoiceId };
         const origin = invoiceKey ? await original(invoiceKey) : undefined;
@@ -181,11 +213,13 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
           return { kind: 'wait', reason, missing: { record: invoiceKey, what: 'original' } };
         }
         const send = async (): Promise<HandlerOutcome> => {
+          const claims = invoiceKey ? await deps.ledger.claims(invoiceKey, key.external_id) : { others: new Money(0), own: new Money(0) };
           const refundCtx = {
             key,
             settings,
             ...(origin && origin !== 'recording' ? { original: origin } : {}),
-            alreadyRefunded: invoiceKey ? await deps.ledger.claimedByOthers(invoiceKey, key.external_id) : new Money(0),
+            alreadyRefunded: claims.others,
+            claimed: claims.own,
           };
           const mapped =
             event.type === 'refund.created'
@@ -193,15 +227,22 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
               : mapRefundCancelled(event.data, { ...refundCtx, ...(previous ? { previous } : {}) });
           if (mapped.kind !== 'send') return notSent(mapped);
           const what = event.type === 'refund.created' ? 'refund' : 'cancelled refund';
+          // Claimed before the write leaves (invariant 4): the engine may hold it even if no answer comes.
+          if (invoiceKey) await deps.ledger.reserve(invoiceKey, key.external_id, mapped.fraction);
           const outcome = await upsert(mapped.body, invoiceKey ? `${what} (${mapped.fraction.toFixed()} of ${invoiceKey.external_id})` : `unlinked ${what}`, ctx);
           if (invoiceKey) await deps.ledger.record(invoiceKey, key.external_id, mapped.fraction);
+          // Moved to another invoice: the one it left no longer has this refund in the engine.
+          const left = previous?.invoice_external_id;
+          if (left !== undefined && left !== invoiceKey?.external_id) await deps.ledger.forget({ kind: 'transaction', source: key.source, external_id: left }, key.external_id);
           return outcome;
         };
         return invoiceKey ? deps.ledger.withInvoiceLock(invoiceKey, send) : send();
       }
       case 'invoice.deleted':
+        await ctx.sending({ keepCopy: true });
         return { ...(await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'invoice')), sentHash: null };
       case 'refund.deleted': {
+        await ctx.sending({ keepCopy: true });
         const outcome = await deleted(() => deps.tax.transactions.deleteByKey(key.source, key.external_id), 'refund');
         const invoiceId = previousRefund(ctx.state.appliedEvent)?.invoice_external_id;
         if (invoiceId) await deps.ledger.forget({ kind: 'transaction', source: key.source, external_id: invoiceId }, key.external_id);

@@ -47,6 +47,23 @@ export interface HandlerContext {
   state: RecordState;
   logger: Logger;
   trace(entry: Omit<TraceEntry, 'at'>): Promise<void>;
+  /**
+   * Called right before a write to this record goes out (once per version): its `sent_hash` is
+   * cleared, so a job stopped after the service applied the write but before the version was
+   * marked leaves no hash of an older body behind (skip unchanged sends the next version whatever
+   * its body; the mark writes the new hash), and the version becomes the record's applied copy
+   * (`state.appliedEvent`): what the engine may hold from now on, which the next version is built
+   * on (a cancellation laid over it) even when this one's answer is lost. `keepCopy`: a deletion,
+   * which leaves the copy of what it deletes (a refund's invoice is read from it).
+   */
+  sending(options?: { keepCopy?: boolean }): Promise<void>;
+  /**
+   * What to keep as this version's applied copy when it is not the event as received: a partial
+   * cancellation laid over the version before it, so a later cancellation or a replay of this one
+   * still has the whole document; `null` keeps the copy there is (a cancellation dropped because
+   * the engine never held the record must not become a version it holds). Call before `sending()`.
+   */
+  keep(event: CanonicalEvent | null): void;
 }
 
 /**

@@ -16,6 +16,8 @@ export interface RecordState {
   appliedSeq: number;
   /** The event last applied to the API (or dead-lettered), when it still parses. */
   appliedEvent: CanonicalEvent | undefined;
+  /** The applied copy's JSON as stored (undefined: none). */
+  appliedJson: string | undefined;
   /** The tax engine's id of this record, once known. */
   taxId: string | undefined;
   /** When the record first started waiting (for an original invoice or a customer). */
@@ -40,9 +42,24 @@ export interface RecordStore {
   /**
    * The version read at `seq` is done with: accepted by the API, or dead-lettered (then it is not
    * retried by itself; a newer event or a replay brings the record back). Returns 0 when nothing
-   * newer arrived meanwhile, else the newer seq to process next.
+   * newer arrived meanwhile, else the newer seq to process next; 'fenced' when `also.fence` says
+   * the job lost its lock meanwhile (nothing is marked and the record is sent again: takenOver).
    */
-  markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also?: AppliedWith): Promise<number>;
+  markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also?: AppliedWith): Promise<number | 'fenced'>;
+  /**
+   * The record was taken over by another worker while this job worked (its lock ran out), so this
+   * job's write may have landed after a newer one: the newest version becomes a new version to
+   * send again (src/queue/redis-scripts.ts, TAKEN_OVER_LIB). Returns its seq (0: nothing held).
+   */
+  takenOver(key: RecordKey): Promise<number>;
+  /**
+   * Right before a write of the version read at `seq` goes out: clears the record's `sent_hash`
+   * and makes the version the applied copy (`copy`: the copy to keep when it is not the event as
+   * held, `eventJson` the held event's JSON as read; `clearOnly`: the hash only, for a deletion),
+   * so what the engine may hold is known even when the job stops before the mark. A version at or
+   * below the one applied changes nothing.
+   */
+  sending(key: RecordKey, seq: number, options: { copy?: string; eventJson?: string; clearOnly?: boolean }): Promise<void>;
   /** Sets or clears bookkeeping fields of the record's state. */
   setFields(key: RecordKey, fields: StateFields): Promise<void>;
   /**
@@ -69,8 +86,16 @@ export interface AppliedWith {
   trace?: { entries: readonly TraceEntry[]; settings: TraceSettings };
   /** The event's JSON as read (RecordState.eventJson), kept as the applied copy when it must be sent. */
   eventJson?: string;
+  /**
+   * The applied copy to keep when it is not the event as held (a cancellation laid over the
+   * version before it, so the next cancellation or a replay has the whole document): written
+   * instead of moving the held event.
+   */
+  kept?: string;
   /** More writes in the same transaction (a handler's `alsoOnApplied`), run once: with the first mark, whatever it answers. */
   also?: (multi: ChainableCommander) => void;
+  /** The job's lock and token: nothing is marked unless the job still holds its lock. */
+  fence?: { lockKey: string; token: string };
 }
 
 /** Sets (string) or clears (null) bookkeeping fields of a record's state, on a MULTI. */
@@ -120,6 +145,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
         return applied.event;
       },
       eventJson: eventJson ?? undefined,
+      appliedJson: appliedJson ?? undefined,
       seq,
       appliedSeq,
       taxId: taxId ?? undefined,
@@ -131,7 +157,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       prevReceivedAt: Number(prevReceivedAt ?? 0),
     };
   }
-  async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also: AppliedWith = {}): Promise<number> {
+  async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also: AppliedWith = {}): Promise<number | 'fenced'> {
     const recordKey = recordKeyString(key);
     const set: string[] = [];
     const clear: string[] = [];
@@ -146,6 +172,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       keys.trace(recordKey),
       keys.event(recordKey),
       keys.applied(recordKey),
+      also.fence?.lockKey ?? keys.state(recordKey),
       seq,
       event ? Date.parse(event.occurred_at) : 0,
       event?.id ?? '',
@@ -156,6 +183,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       also.trace?.settings.maxAgeMs ?? 0,
       set.length / 2,
       clear.length,
+      also.fence?.token ?? '',
       ...set,
       ...clear,
       ...traceLines,
@@ -172,13 +200,29 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     };
     // Usually the event applied is still the one held, and Redis copies it; when a newer one has
     // replaced it meanwhile (-seq), the event is sent.
-    const result = Number(await run('=', true));
+    const first = await run(also.kept ?? '=', true);
+    if (first === 'fenced') return 'fenced';
+    const result = Number(first);
+    if (result >= 0) return result;
     // The bytes read (also when they no longer parse), so the applied copy is exactly what was held.
-    return result >= 0 ? result : Number(await run(also.eventJson ?? (event ? JSON.stringify(event) : ''), false));
+    const second = await run(also.eventJson ?? (event ? JSON.stringify(event) : ''), false);
+    return second === 'fenced' ? 'fenced' : Number(second);
+  }
+  async function sending(key: RecordKey, seq: number, options: { copy?: string; eventJson?: string; clearOnly?: boolean }): Promise<void> {
+    const recordKey = recordKeyString(key);
+    const send = (copy: string) => redis.taxsyncSending(keys.state(recordKey), keys.event(recordKey), keys.applied(recordKey), seq, copy);
+    // Usually the held event is still this version and Redis copies it; a newer one arrived meanwhile: the event is sent.
+    const result = await send(options.clearOnly ? '-' : (options.copy ?? ''));
+    if (result < 0 && options.eventJson !== undefined) await send(options.eventJson);
   }
   return {
     read,
     markApplied,
+    sending,
+    async takenOver(key) {
+      const recordKey = recordKeyString(key);
+      return Number(await redis.taxsyncTakenOver(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), recordKey));
+    },
     async setFields(key, fields) {
       const multi = redis.multi();
       queueFields(multi, keys.state(recordKeyString(key)), fields);
@@ -191,7 +235,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     dirty: (cursor, count) => redis.sscan(keys.dirty, cursor, 'COUNT', count),
     async reopen(key) {
       const recordKey = recordKeyString(key);
-      return Number(await redis.taxsyncReplayMark(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), '', recordKey, ''));
+      return Number(await redis.taxsyncReplayMark(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), '', recordKey, '', ''));
     },
   };
 }

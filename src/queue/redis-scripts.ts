@@ -141,6 +141,34 @@ if trace_max > 0 then redis.call('HSET', KEYS[1], 'rcv', '1') end
 return seq
 `;
 
+// A job that lost its record to another worker (its lock ran out while it worked: a process frozen,
+// or cut off from Redis while it still reached the API) may have had its write land after the
+// other worker's, newer one. The newest version, whichever it is, is made a new version (seq + 1,
+// copied back from the applied key when it was applied), so whoever holds the record now sends it
+// once more, after that write: its mark returns the new seq and it goes again (or the record is
+// dirty for the next job). `resend_from` keeps a mark of a version read before this from writing a
+// sent_hash (the body it names may not be the engine's any more). Returns the new seq, 0 when the
+// record holds nothing. KEYS: state, dirty, event, applied; ARGV: record key.
+const TAKEN_OVER_LIB = `
+local function send_again(state_key, dirty_key, event_key, applied_key, record_key)
+  local f = redis.call('HMGET', state_key, 'seq', 'event')
+  if tonumber(f[1] or '0') <= 0 then return 0 end
+  if redis.call('EXISTS', event_key) == 0 then
+    local applied = redis.call('GET', applied_key) or f[2]
+    if applied then redis.call('SET', event_key, applied) end
+  end
+  local seq = redis.call('HINCRBY', state_key, 'seq', 1)
+  redis.call('HSET', state_key, 'resend_from', seq)
+  redis.call('HDEL', state_key, 'sent_hash')
+  redis.call('SADD', dirty_key, record_key)
+  return seq
+end
+`;
+
+const TAKEN_OVER = TAKEN_OVER_LIB + `
+return send_again(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1])
+`;
+
 // After a successful API call (or a dead letter) for the state read at seq ARGV[1]: one script, so
 // a job's hot path costs one round trip. Keeps the applied event (a later partial cancellation is
 // merged over it): ARGV[6] '=' means "the event held", moved inside Redis to the applied key while
@@ -150,11 +178,22 @@ return seq
 // nothing newer arrived meanwhile (the record leaves the dirty set), else the newer seq.
 // ARGV: 1 seq, 2 occurred_at ms, 3 event id, 4 record key, 5 applied at ms, 6 applied event,
 // 7 trace max, 8 trace max age ms, 9 fields to set (pairs, count), 10 fields to clear (count),
-// then the set pairs, the cleared names and the trace lines. A version no newer than the one
-// already applied writes only its trace lines and returns 0.
-// KEYS: state, dirty, trace, event, applied.
-const MARK_APPLIED = TRACE_LIB + `
-local held = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq')
+// 11 the job's lock token ('' = not fenced), then the set pairs, the cleared names and the trace
+// lines. A version no newer than the one already applied writes only its trace lines and returns
+// 0. A job whose lock (KEYS[6]) is no longer its own marks nothing and returns 'fenced'.
+// KEYS: state, dirty, trace, event, applied, the job's lock (the state key when not fenced).
+const MARK_APPLIED = TRACE_LIB + TAKEN_OVER_LIB + `
+-- Fenced: this job lost its lock while it worked (ARGV[11], when set, is its token; KEYS[6] the
+-- lock), so another worker holds the record and may have sent a newer version before this job's
+-- write landed. Nothing is marked; the newest version is sent again (see TAKEN_OVER_LIB).
+if ARGV[11] ~= '' and redis.call('GET', KEYS[6]) ~= ARGV[11] then
+  local n_set = tonumber(ARGV[9])
+  local n_del = tonumber(ARGV[10])
+  flush_received(KEYS[1], KEYS[4], KEYS[5], KEYS[3], tonumber(ARGV[7]), ARGV[8], { unpack(ARGV, 12 + 2 * n_set + n_del, #ARGV) })
+  send_again(KEYS[1], KEYS[2], KEYS[4], KEYS[5], ARGV[4])
+  return 'fenced'
+end
+local held = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'resend_from')
 local seq = tonumber(held[1] or '0')
 -- A version at or below the one already applied (a stalled job finishing after the job that took
 -- over from it applied something newer): marking it would take applied_seq back and overwrite the
@@ -166,7 +205,7 @@ local n_del = tonumber(ARGV[10])
 if not superseded and ARGV[6] == '=' and seq ~= tonumber(ARGV[1]) then return -seq end
 -- A pending 'received' line goes before this job's lines (it arrived before they were written),
 -- in the same LPUSH, while the held event is still in the event key.
-flush_received(KEYS[1], KEYS[4], KEYS[5], KEYS[3], tonumber(ARGV[7]), ARGV[8], { unpack(ARGV, 11 + 2 * n_set + n_del, #ARGV) })
+flush_received(KEYS[1], KEYS[4], KEYS[5], KEYS[3], tonumber(ARGV[7]), ARGV[8], { unpack(ARGV, 12 + 2 * n_set + n_del, #ARGV) })
 if not superseded then
   local applied = ARGV[6]
   if applied == '=' then
@@ -179,12 +218,18 @@ if not superseded then
   elseif applied == '' then
     redis.call('DEL', KEYS[5])
   else
+    -- Also a copy the caller keeps instead of the held event (a cancellation laid over the
+    -- version before it): the event key then keeps the event as received, the newest version.
     redis.call('SET', KEYS[5], applied)
   end
   redis.call('HDEL', KEYS[1], 'event', 'applied_event')
   redis.call('HSET', KEYS[1], 'applied_seq', ARGV[1], 'applied_at', ARGV[2], 'applied_event_id', ARGV[3], 'applied_time', ARGV[5])
-  if n_set > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 11, 10 + 2 * n_set)) end
-  if n_del > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, 11 + 2 * n_set, 10 + 2 * n_set + n_del)) end
+  if n_set > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 12, 11 + 2 * n_set)) end
+  if n_del > 0 then redis.call('HDEL', KEYS[1], unpack(ARGV, 12 + 2 * n_set, 11 + 2 * n_set + n_del)) end
+  -- A version read before the record was taken over: the body it names may not be the engine's.
+  if held[3] then
+    if tonumber(ARGV[1]) < tonumber(held[3]) then redis.call('HDEL', KEYS[1], 'sent_hash') else redis.call('HDEL', KEYS[1], 'resend_from') end
+  end
 end
 if superseded then return 0 end
 if seq <= tonumber(ARGV[1]) then
@@ -205,8 +250,11 @@ return seq
 // means "whatever is newest": that version is marked not applied, whichever event it is.
 // KEYS: state, dirty, event, applied. A version already applied (moved to the applied key) is
 // copied back as the newest event, so its job has it to send. The record's sent_hash is cleared:
-// a replayed version is sent even when its body is the one last accepted.
-const REPLAY_MARK = `
+// a replayed version is sent even when its body is the one last accepted. ARGV[4] '1' (the tax
+// engine's records) makes the version a new one instead (seq + 1, see TAKEN_OVER_LIB): a job of
+// the record still running, which read it before (and may have decided to skip it as unchanged),
+// finds a newer version when it marks its own and sends it, instead of taking the replay for done.
+const REPLAY_MARK = TAKEN_OVER_LIB + `
 local held = redis.call('HMGET', KEYS[1], 'event_id', 'seq', 'applied_seq')
 if ARGV[1] ~= '' and held[1] ~= ARGV[1] then return 0 end
 local seq = tonumber(held[2] or '0')
@@ -218,6 +266,7 @@ elseif redis.call('EXISTS', KEYS[3]) == 0 then
   local applied = redis.call('GET', KEYS[4]) or redis.call('HGET', KEYS[1], 'event')
   if applied then redis.call('SET', KEYS[3], applied) end
 end
+if ARGV[4] == '1' then return send_again(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2]) end
 if tonumber(held[3] or '0') >= seq then
   redis.call('HSET', KEYS[1], 'applied_seq', seq - 1)
 end
@@ -225,6 +274,32 @@ end
 redis.call('HDEL', KEYS[1], 'sent_hash')
 redis.call('SADD', KEYS[2], ARGV[2])
 return seq
+`;
+
+// Right before a write of version ARGV[1] goes out: the record's sent_hash is cleared (skip
+// unchanged must not trust it until the write is answered and marked) and the version becomes the
+// applied copy, the version the engine may hold from now on — so a job stopped between the answer
+// and the mark leaves, for the next version, the data the engine took (a cancellation is laid over
+// it, a deletion's refund found from it). ARGV[2] is the copy to keep when it is not the held event
+// (a cancellation laid over the version before it), '' for the held event (copied inside Redis),
+// '-' to clear the hash only (a deletion keeps the copy of what it deletes). A version at or below
+// the one applied (a stalled job still running after the job that took over marked a newer one)
+// changes nothing. Returns 1, or -1 when the held event is newer than ARGV[1] and ARGV[2] is '':
+// the caller then sends the version's event as ARGV[2].
+// KEYS: state, event, applied.
+const SENDING = `
+local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'event')
+if tonumber(f[2] or '0') >= tonumber(ARGV[1]) then return 0 end
+if ARGV[2] == '' and tonumber(f[1] or '0') ~= tonumber(ARGV[1]) then return -1 end
+redis.call('HDEL', KEYS[1], 'sent_hash')
+if ARGV[2] == '-' then return 1 end
+if ARGV[2] ~= '' then
+  redis.call('SET', KEYS[3], ARGV[2])
+  return 1
+end
+local raw = redis.call('GET', KEYS[2]) or f[3]
+if raw then redis.call('SET', KEYS[3], raw) end
+return 1
 `;
 
 // Appends trace lines (ARGV[3..], oldest first) after the pending 'received' line.
@@ -255,8 +330,8 @@ return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9], f[10], f[11] 
 export interface TaxsyncCommands {
   /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash, received_at, prev_received_at]. */
   taxsyncReadState(stateKey: string, eventKey: string, appliedKey: string): Promise<(string | null)[]>;
-  /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event. */
-  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string): Promise<number>;
+  /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event; `newVersion` '1' = replayed as a new version. */
+  taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string, newVersion: string): Promise<number>;
   taxsyncRecordEvent(
     stateKey: string,
     dirtyKey: string,
@@ -278,8 +353,12 @@ export interface TaxsyncCommands {
   taxsyncTrace(stateKey: string, eventKey: string, appliedKey: string, traceKey: string, traceMax: number, traceMaxAgeMs: number, ...lines: string[]): Promise<number>;
   /** Newest first, with the pending 'received' line. */
   taxsyncReadTrace(stateKey: string, eventKey: string, appliedKey: string, traceKey: string): Promise<string[]>;
-  /** See MARK_APPLIED for the arguments after the keys. */
-  taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, eventKey: string, appliedKey: string, ...args: (string | number)[]): Promise<number>;
+  /** See SENDING: `copy` '' = the event held, '-' = clear the hash only, else the copy to keep. */
+  taxsyncSending(stateKey: string, eventKey: string, appliedKey: string, seq: number, copy: string): Promise<number>;
+  /** See MARK_APPLIED for the arguments after the keys: a number, or 'fenced'. */
+  taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, eventKey: string, appliedKey: string, lockKey: string, ...args: (string | number)[]): Promise<number | 'fenced'>;
+  /** See TAKEN_OVER_LIB. */
+  taxsyncTakenOver(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, recordKey: string): Promise<number>;
 }
 
 type Scripted = RedisClient & TaxsyncCommands;
@@ -293,9 +372,11 @@ export function withScripts(client: RedisClient): Scripted {
     client.defineCommand('taxsyncRecordEvent', { numberOfKeys: 6, lua: RECORD_EVENT });
     client.defineCommand('taxsyncTrace', { numberOfKeys: 4, lua: TRACE });
     client.defineCommand('taxsyncReadTrace', { numberOfKeys: 4, lua: READ_TRACE });
-    client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 5, lua: MARK_APPLIED });
+    client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 6, lua: MARK_APPLIED });
+    client.defineCommand('taxsyncTakenOver', { numberOfKeys: 4, lua: TAKEN_OVER });
     client.defineCommand('taxsyncReplayMark', { numberOfKeys: 4, lua: REPLAY_MARK });
     client.defineCommand('taxsyncReadState', { numberOfKeys: 3, lua: READ_STATE });
+    client.defineCommand('taxsyncSending', { numberOfKeys: 3, lua: SENDING });
     defined.add(client);
   }
   return client as Scripted;

@@ -12,7 +12,18 @@ import type { Keys } from './keys.js';
 export interface RefundLedger {
   /** The sum claimed by the invoice's other refunds. */
   claimedByOthers(invoice: RecordKey, refundExternalId: string): Promise<Decimal>;
+  /** What the invoice's other refunds claimed, and what this refund claimed (0: nothing yet), in one read. */
+  claims(invoice: RecordKey, refundExternalId: string): Promise<{ others: Decimal; own: Decimal }>;
+  /** The refund's share as the engine holds it now (its write was answered). */
   record(invoice: RecordKey, refundExternalId: string, fraction: Decimal): Promise<void>;
+  /**
+   * Right before the refund's write goes out: from then on the engine may hold `fraction` (a
+   * write applied whose answer is lost) or still the share recorded before, so the larger of the
+   * two is kept until the write is answered (`record`). A version that never gets an answer
+   * (retried, dead-lettered, its worker killed) leaves the larger share claimed: the invoice's
+   * other refunds are checked against it, never against less than the engine may hold.
+   */
+  reserve(invoice: RecordKey, refundExternalId: string, fraction: Decimal): Promise<void>;
   forget(invoice: RecordKey, refundExternalId: string): Promise<void>;
   /**
    * Runs `fn` holding the invoice's refund lock, so two refunds of one invoice are checked and sent
@@ -41,8 +52,23 @@ export function createRefundLedger(redis: RedisClient, keys: Keys): RefundLedger
       for (const [id, fraction] of Object.entries(all)) if (id !== refundExternalId) sum = sum.plus(money(fraction));
       return sum;
     },
+    async claims(invoice, refundExternalId) {
+      const all = await redis.hgetall(key(invoice));
+      let others = new Money(0);
+      let own = new Money(0);
+      for (const [id, fraction] of Object.entries(all)) {
+        if (id === refundExternalId) own = money(fraction);
+        else others = others.plus(money(fraction));
+      }
+      return { others, own };
+    },
     async record(invoice, refundExternalId, fraction) {
       await redis.hset(key(invoice), refundExternalId, fraction.toFixed());
+    },
+    async reserve(invoice, refundExternalId, fraction) {
+      // Under the invoice's lock (withInvoiceLock): no other refund of the invoice writes meanwhile.
+      const held = await redis.hget(key(invoice), refundExternalId);
+      if (held === null || money(held).lessThan(fraction)) await redis.hset(key(invoice), refundExternalId, fraction.toFixed());
     },
     async forget(invoice, refundExternalId) {
       await redis.hdel(key(invoice), refundExternalId);

@@ -50,7 +50,10 @@ export async function replayRecord(
   const recordKey = recordKeyString(input.record);
   const { keys } = deps;
   const multi = await transaction(deps.queue);
-  multi.taxsyncReplayMark(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), input.eventId ?? '', recordKey, input.editedEventJson ?? '');
+  // A tax engine record is replayed as a new version: a job of it still running sends it after
+  // its own mark (VAT submissions go through their ledger instead: docs/vat.md).
+  const newVersion = input.record.kind === 'vat' ? '' : '1';
+  multi.taxsyncReplayMark(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), input.eventId ?? '', recordKey, input.editedEventJson ?? '', newVersion);
   enqueueRecordIn(multi, deps.queue, input.record, { retry: deps.retry });
   if (input.entryId !== undefined) deps.deadLetters?.removeTo(multi, input.entryId);
   appendTrace(multi, keys, recordKey, input.trace, deps.trace);

@@ -213,8 +213,8 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
       refund_info: { is_refund_linked: true, refund_linked_percentage: '0.8' },
       items: [{ unit_price: '160.00' }],
     });
-    await post(erpRefund('R-422', 2, 'INV-422', '100.00'));
-    ids.API_INVALID = (await entryOf('API_INVALID', 'R-422')).id;
+    await post(erpRefund('refund-R-422', 2, 'INV-422', '100.00'));
+    ids.API_INVALID = (await entryOf('API_INVALID', 'refund-R-422')).id;
 
     // invalid, found locally: an invoice without lines cannot become a request.
     await post(erpInvoice('INV-EMPTY', 1, []));
@@ -223,9 +223,9 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     // waiting: a refund whose invoice never arrives (TAXSYNC_REFUND_WAIT=1s); its VAT correction
     // waits for the invoice too (issue 15) and runs out the same way on the vat-submissions queue;
     // and an exemption whose customer never does (TAXSYNC_WAIT_DEADLINE_S=1).
-    await post(erpRefund('R-ORPHAN', 2, 'INV-LATE', '10.00'));
-    ids.REFUND_ORIGINAL_MISSING = (await entryOf('REFUND_ORIGINAL_MISSING', 'R-ORPHAN')).id;
-    await eventually(async () => (await deadLetters.list({ limit: 100 })).filter((e) => e.record?.external_id === 'R-ORPHAN').length === 2, 60_000);
+    await post(erpRefund('refund-R-ORPHAN', 2, 'INV-LATE', '10.00'));
+    ids.REFUND_ORIGINAL_MISSING = (await entryOf('REFUND_ORIGINAL_MISSING', 'refund-R-ORPHAN')).id;
+    await eventually(async () => (await deadLetters.list({ limit: 100 })).filter((e) => e.record?.external_id === 'refund-R-ORPHAN').length === 2, 60_000);
     await post(erpExemption('EX-ORPHAN', 1, 'c-late'));
     ids.WAITING_EXPIRED = (await entryOf('WAITING_EXPIRED', 'EX-ORPHAN')).id;
 
@@ -236,10 +236,10 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     await eventually(async () => (await inEngine('INV-BUSY')) && (await inEngine('INV-BROKEN')));
     await ctx.redis.set(`${keys.refunds('transaction|api|INV-BUSY')}:lock`, 'crashed-worker', 'PX', 3_000);
     await ctx.redis.set(keys.refunds('transaction|api|INV-BROKEN'), 'not a hash');
-    await post(erpRefund('R-BUSY', 2, 'INV-BUSY', '10.00'));
-    await post(erpRefund('R-BROKEN', 2, 'INV-BROKEN', '10.00'));
-    ids.INTERNAL_ERROR = (await entryOf('INTERNAL_ERROR', 'R-BROKEN')).id;
-    await eventually(() => inEngine('R-BUSY'), 60_000);
+    await post(erpRefund('refund-R-BUSY', 2, 'INV-BUSY', '10.00'));
+    await post(erpRefund('refund-R-BROKEN', 2, 'INV-BROKEN', '10.00'));
+    ids.INTERNAL_ERROR = (await entryOf('INTERNAL_ERROR', 'refund-R-BROKEN')).id;
+    await eventually(() => inEngine('refund-R-BUSY'), 60_000);
 
     // invalid: a signed delivery the ERP connector cannot read is kept raw.
     await post({ ...erpCustomer('c-garbled', 1), occurred_at: 'yesterday' });
@@ -301,12 +301,12 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     const listed = async (...filter: string[]) => (await json<{ entries: DeadLetterEntry[] }>(['dlq', 'list', '--limit', '100', ...filter])).entries;
     const subjects = (entries: DeadLetterEntry[]) => entries.map((e) => `${e.error.code} ${e.record?.external_id ?? '-'}`).sort();
     expect(subjects(await listed('--queue', 'ingest'))).toEqual(['INVALID_PAYLOAD -']);
-    expect(subjects(await listed('--queue', 'vat-submissions'))).toEqual(['MAPPING_INVALID VAT-BADNR', 'REFUND_ORIGINAL_MISSING R-ORPHAN', 'VAT_DUPLICATE VAT-DUP']);
+    expect(subjects(await listed('--queue', 'vat-submissions'))).toEqual(['MAPPING_INVALID VAT-BADNR', 'REFUND_ORIGINAL_MISSING refund-R-ORPHAN', 'VAT_DUPLICATE VAT-DUP']);
     expect(subjects(await listed('--code', 'api_server_error'))).toEqual(['API_SERVER_ERROR INV-OUT-1', 'API_SERVER_ERROR INV-OUT-2']);
     expect(subjects(await listed('--source', 'erp'))).toEqual(['INVALID_PAYLOAD -']); // the connector of a kept delivery
     expect(await listed('--source', 'api')).toHaveLength(17); // every entry with a record
     expect(subjects(await listed('--external-id', 'c-404'))).toEqual(['API_NOT_FOUND c-404']);
-    expect(subjects(await listed('--text', 'MORE THAN THE WHOLE'))).toEqual(['API_INVALID R-422']);
+    expect(subjects(await listed('--text', 'MORE THAN THE WHOLE'))).toEqual(['API_INVALID refund-R-422']);
     expect(subjects(await listed('--since', outageFrom.toISOString(), '--until', outageTo.toISOString()))).toEqual([
       'API_SERVER_ERROR INV-OUT-1',
       'API_SERVER_ERROR INV-OUT-2',
@@ -398,13 +398,13 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     // ---- the other fixes, then replay -------------------------------------------------------
     await post(erpInvoice('INV-LATE', 1, [LINE])); // the invoice the refund waited for
     await eventually(() => inEngine('INV-LATE'), 60_000);
-    expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', '--external-id', 'R-ORPHAN', '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 2 });
+    expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', '--external-id', 'refund-R-ORPHAN', '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 2 });
     await post(erpCustomer('c-late', 1)); // the customer the exemption waited for
     await eventually(async () => (await customerName('c-late')) !== undefined, 60_000);
     expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', '--external-id', 'EX-ORPHAN', '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 1 });
     await ctx.redis.del(keys.refunds('transaction|api|INV-BROKEN'));
     expect((await json<{ counts: Record<string, number> }>(['dlq', 'replay', ids.INTERNAL_ERROR, '--yes', '--actor', ACTOR])).counts).toMatchObject({ replayed: 1 });
-    await eventually(async () => (await inEngine('R-ORPHAN')) && (await inEngine('R-BUSY')) && (await inEngine('R-BROKEN')), 60_000);
+    await eventually(async () => (await inEngine('refund-R-ORPHAN')) && (await inEngine('refund-R-BUSY')) && (await inEngine('refund-R-BROKEN')), 60_000);
     const lateCustomer = (await daemon.api.tax.customers.getByKey('api', 'c-late')).id;
     await eventually(async () => (await daemon.api.tax.exemptions.list({ limit: 100 })).data.some((e) => e.customer_id === lateCustomer), 60_000);
 
@@ -425,7 +425,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     const exported = await cli(['dlq', 'export', '--actor', ACTOR]);
     expect(exported.code).toBe(0);
     const archive = exported.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as DeadLetterEntry);
-    expect(subjects(archive)).toEqual(['API_INVALID R-422', 'JOB_INVALID -', 'VAT_DUPLICATE VAT-DUP']);
+    expect(subjects(archive)).toEqual(['API_INVALID refund-R-422', 'JOB_INVALID -', 'VAT_DUPLICATE VAT-DUP']);
     const refusedDiscard = await cli(['dlq', 'discard', '--code', 'API_INVALID']);
     expect(refusedDiscard.code).toBe(1);
     expect(refusedDiscard.output).toContain('add --yes');
@@ -447,7 +447,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
       ['replay', 1, '1 replayed', [ids.MAPPING_INVALID]],
       ['edit', 1, expect.stringContaining('edited event (data.customer.tax_number)'), [badVatNumber.id]],
       ['replay', 1, '1 replayed', [badVatNumber.id]],
-      ['replay', 2, '2 replayed', { external_id: 'R-ORPHAN' }],
+      ['replay', 2, '2 replayed', { external_id: 'refund-R-ORPHAN' }],
       ['replay', 1, '1 replayed', { external_id: 'EX-ORPHAN' }],
       ['replay', 1, '1 replayed', [ids.INTERNAL_ERROR]],
       ['replay', 1, '1 still-invalid', [ids.INVALID_PAYLOAD]],

@@ -113,7 +113,7 @@ describe('an accepted VAT submission that will not be reported is surfaced', () 
         } as unknown as Logger;
         await rig.accept(invoiceEvent(number, 1, [['100.00', '0.19']]));
         const state = await rig.records.read(record);
-        const context: HandlerContext = { record, state, logger, trace: (entry) => Promise.resolve(void traced.push(entry)) };
+        const context: HandlerContext = { record, state, logger, trace: (entry) => Promise.resolve(void traced.push(entry)), sending: () => Promise.resolve(), keep: () => undefined };
         const outcome = await rig.handler({ vat: api.vat, metrics })(state.event!, context);
         expect(outcome.kind, what).toBe('done');
 

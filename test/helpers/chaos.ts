@@ -234,7 +234,7 @@ export class Workload {
   }
 
   refundIdOf(i: number): string {
-    return `RF-${this.tag}-${i}`;
+    return `refund-RF-${this.tag}-${i}`;
   }
 
   priceOf(i: number, v: number): string {

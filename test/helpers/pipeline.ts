@@ -8,7 +8,7 @@ import { createKeys, type Keys } from '../../src/queue/keys.js';
 import type { QueueName } from '../../src/queue/names.js';
 import { createProducer, type Producer } from '../../src/queue/producer.js';
 import { createRecordStore, type RecordStore } from '../../src/queue/record-state.js';
-import { createRequeuer } from '../../src/queue/requeue.js';
+import { createRequeuer, type Requeuer } from '../../src/queue/requeue.js';
 import type { RetryPolicy } from '../../src/queue/retry.js';
 import { createRecordWorker } from '../../src/queue/worker.js';
 import { createRecordProcessor, type RecordProcessorDeps, type WaitPolicy } from '../../src/processors/record-processor.js';
@@ -25,6 +25,8 @@ export interface Pipeline {
   deadLetters: DeadLetterStore;
   keys: Keys;
   producerConnection: Redis;
+  /** The requeuer the workers use (its sweep is the daemon's recovery sweep). */
+  requeuer: Requeuer;
   startWorker(queue: QueueName, handler: RecordHandler, options?: { concurrency?: number }): Promise<Worker>;
   close(): Promise<void>;
 }
@@ -45,6 +47,10 @@ export async function createPipeline(
     vat?: boolean;
     /** The processor's observers (metrics). */
     observe?: Pick<RecordProcessorDeps, 'onOutcome' | 'onIdUnknown' | 'onUnchanged'>;
+    /** The record store the processors use, as the test wraps it (to stop a job between two steps). */
+    processorRecords?: (records: RecordStore) => RecordStore;
+    /** The workers' lock duration and stalled-check interval. @defaultValue 30000 */
+    stalledIntervalMs?: number;
   } = {},
 ): Promise<Pipeline> {
   const retry = options.retry ?? { attempts: 4, baseMs: 20, capMs: 100 };
@@ -76,6 +82,7 @@ export async function createPipeline(
     deadLetters,
     keys,
     producerConnection,
+    requeuer,
     async startWorker(queue, handler, workerOptions = {}) {
       const connection = createRedis(url, 'worker');
       connections.push(connection);
@@ -87,10 +94,11 @@ export async function createPipeline(
         retry,
         requeuer,
         logger,
+        ...(options.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: options.stalledIntervalMs }),
         process: createRecordProcessor({
           queue: queues[queue],
           handler,
-          records,
+          records: options.processorRecords ? options.processorRecords(records) : records,
           deadLetters,
           redis: producerConnection,
           keys,

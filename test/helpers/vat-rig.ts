@@ -24,7 +24,7 @@ export const RIG_ENTITY = '11111111-2222-4333-8444-555555555555';
 
 /** What one run of the record processor for a record ended in (a thrown retry or delay included). */
 export type RunResult =
-  | { kind: 'applied' | 'nothing-new' | 'dead-lettered' }
+  | { kind: 'applied' | 'nothing-new' | 'dead-lettered' | 'taken-over' }
   | { kind: 'delayed'; until: number }
   | { kind: 'retry'; code: string; message: string };
 

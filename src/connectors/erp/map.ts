@@ -1,4 +1,5 @@
 import { CanonicalEvent } from '../../domain/events.js';
+import { REFUND_ID_PREFIX } from '../../domain/record-key.js';
 import { issuesToFields, summariseFields } from '../../domain/field-errors.js';
 import type { ErpBody } from './schemas.js';
 
@@ -83,9 +84,31 @@ function readEvent(raw: unknown, ctx: ErpMapContext): ReadResult {
   const parsed = CanonicalEvent.safeParse(candidate);
   if (!parsed.success) {
     for (const [field, messages] of Object.entries(issuesToFields(parsed.error.issues))) (fields[field] ??= []).push(...messages);
+  } else {
+    const clash = idClash(parsed.data);
+    if (clash) (fields['record.external_id'] ??= []).push(clash);
   }
   if (!parsed.success || Object.keys(fields).length > 0) {
     return { ok: false, message: `event does not match the canonical schema: ${summariseFields(fields, 5)}`, fields };
   }
   return { ok: true, event: parsed.data };
+}
+
+/**
+ * Invoices and refunds share the tax engine's (source, external_id) space and taxsync's record
+ * key, and the ERP chooses its ids: a refund named like an invoice (credit note 1001 while
+ * invoice 1001 exists) would become that invoice's newest version and overwrite it in the engine.
+ * So the scheme of docs/events.md ("External ids") is enforced here: a refund's id starts with
+ * `refund-`, an invoice's never does.
+ */
+function idClash(event: CanonicalEvent): string | undefined {
+  const id = event.record.external_id;
+  const refund = event.type.startsWith('refund.');
+  if (refund && !id.startsWith(REFUND_ID_PREFIX)) {
+    return `a refund's id must start with "${REFUND_ID_PREFIX}" (send "${REFUND_ID_PREFIX}${id}"): invoices and refunds share the tax engine's ids, so a refund named like an invoice would overwrite it`;
+  }
+  if (event.type.startsWith('invoice.') && id.startsWith(REFUND_ID_PREFIX)) {
+    return `an invoice's id must not start with "${REFUND_ID_PREFIX}", which names refunds (invoices and refunds share the tax engine's ids)`;
+  }
+  return undefined;
 }
