@@ -64,8 +64,9 @@ export async function startBaselineWorker(redisUrl: string, prefix: string, name
  * The floor of sync (scenario 2's floor row): the bare worker plus only what latest-state-wins
  * needs around each call, with taxsync's own record store and nothing else: the record's state and
  * newest event read (one Lua call, the event parsed and checked at that Redis boundary), the
- * prepared PUT, the version marked applied with its trace line (one Lua call), and the check after
- * the job completes (an event stored meanwhile must find a job). No mapping, no body check, no
+ * version made the applied copy before the write goes out (one Lua call), the prepared PUT, the
+ * version marked applied with its trace line under the job's lock (one Lua call), and the check
+ * after the job completes (an event stored meanwhile must find a job). No mapping, no body check, no
  * answer check, no skip-unchanged hash, no metrics: the difference to taxsync is those.
  */
 export async function startFloorWorker(
@@ -83,15 +84,21 @@ export async function startFloorWorker(
   const pool = new Pool(apiUrl, { connections: concurrency });
   const worker = new Worker(
     QUEUE_NAMES.transactions,
-    async (job) => {
+    async (job, token) => {
       const record = parseRecordKeyString(job.id ?? '');
       const held = await records.read(record);
       if (held.seq <= held.appliedSeq || !held.event) return;
+      const eventJson = held.eventJson === undefined ? {} : { eventJson: held.eventJson };
+      // The version becomes the record's applied copy (and its sent_hash is cleared) before the
+      // write goes out: a worker stopped after the engine took it leaves no stale copy or hash.
+      await records.sending(record, held.seq, eventJson);
       const status = await putTransaction(pool, bodyOf(record.external_id));
       const now = new Date();
       await records.markApplied(record, held.seq, held.event, now, {
-        ...(held.eventJson === undefined ? {} : { eventJson: held.eventJson }),
+        ...eventJson,
         trace: { entries: [{ at: now.toISOString(), step: 'answered', event_id: held.event.id, status, detail: 'floor' }], settings: trace },
+        // Nothing is marked by a job that lost its lock (another worker took it over).
+        ...(token === undefined ? {} : { fence: { lockKey: `${worker.toKey(job.id ?? '')}:lock`, token } }),
       });
     },
     { connection, prefix, concurrency, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } },
