@@ -29,6 +29,8 @@ export interface WaitPolicy {
 }
 
 export const DEFAULT_REFUND_WAIT_MS = 30 * 60_000;
+/** The longest a 429's Retry-After pauses a queue (docs/errors.md, API_RATE_LIMITED). */
+export const MAX_RATE_LIMIT_PAUSE_MS = 15 * 60_000;
 export const DEFAULT_WAIT: WaitPolicy = { deadlineMs: 24 * 3600_000, refundDeadlineMs: DEFAULT_REFUND_WAIT_MS, baseMs: 5_000, capMs: 30 * 60_000 };
 
 /** A job's BullMQ lock and token: a write is marked only while the job still holds it. */
@@ -206,8 +208,12 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
       // past) from a service that still limits would otherwise retry at once, again and again, and
       // Redis refuses a pause of 0 ms (SET … PX 0), which failed the job instead of pausing.
       const fallbackMs = deps.rateLimitFallbackMs ?? 1_000;
-      const pauseMs = Math.max(error.retryAfterMs ?? fallbackMs, fallbackMs, 1);
-      await trace(record, { step: 'retry', code: error.code, detail: `rate limited: queue paused ${pauseMs} ms` }, held);
+      const askedMs = Math.max(error.retryAfterMs ?? fallbackMs, fallbackMs, 1);
+      // Never longer than MAX_RATE_LIMIT_PAUSE_MS: a Retry-After of days (a misconfigured gateway)
+      // would stop the whole queue that long; a service still limiting answers 429 again then.
+      const pauseMs = Math.min(askedMs, MAX_RATE_LIMIT_PAUSE_MS);
+      const capped = pauseMs < askedMs ? ` (Retry-After asked ${Math.round(askedMs / 1000)} s; capped)` : '';
+      await trace(record, { step: 'retry', code: error.code, detail: `rate limited: queue paused ${pauseMs} ms${capped}` }, held);
       // Slows the whole queue, not just this job; the job goes back without using an attempt.
       await deps.queue.rateLimit(pauseMs);
       report('rate-limited');

@@ -51,4 +51,19 @@ describe('rate limits that say "retry now"', () => {
     expect(pauses).toHaveLength(3);
     for (const pause of pauses) expect(pause).toMatch(/^rate limited: queue paused [1-9]\d* ms$/);
   });
+
+  it('pauses the queue at most 15 minutes however long the Retry-After (a gateway asking for days would stop every record that long)', async () => {
+    emulator.faults.set([{ kind: 'answer', route: 'customers.upsert', status: 429, headers: { 'retry-after': String(30 * 86_400) }, times: 1 }]);
+    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings: DEFAULT_SETTINGS.mapping }));
+
+    await pipeline.producer.accept({ events: [customerEvent(1)] });
+
+    const record = 'customer|api|c-1';
+    await eventually(async () => (await readTrace(ctx.redis, pipeline.keys, record)).some((t) => t.step === 'retry'));
+    const [pause] = (await readTrace(ctx.redis, pipeline.keys, record)).filter((t) => t.step === 'retry').map((t) => t.detail);
+    expect(pause).toBe(`rate limited: queue paused ${15 * 60_000} ms (Retry-After asked ${30 * 86_400} s; capped)`);
+    const limiter = await ctx.redis.pttl(`${ctx.prefix}:customers:limiter`);
+    expect(limiter).toBeGreaterThan(0);
+    expect(limiter).toBeLessThanOrEqual(15 * 60_000);
+  });
 });
