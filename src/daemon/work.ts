@@ -105,7 +105,9 @@ export async function startWork(deps: {
     customers: (() => {
       const customer = createCustomerHandler({ tax: deps.tax, settings: mapping });
       const exemption = createExemptionHandler({ tax: deps.tax, records, settings: mapping });
-      return (event, ctx) => (ctx.record.kind === 'exemption' ? exemption(event, ctx) : customer(event, ctx));
+      // Exemption records never hold customer events: the customer handler's sendsHeldEvent holds for both.
+      const handle: RecordHandler = (event, ctx) => (ctx.record.kind === 'exemption' ? exemption(event, ctx) : customer(event, ctx));
+      return Object.assign(handle, { sendsHeldEvent: customer.sendsHeldEvent });
     })(),
     transactions: createTransactionHandler({
       tax: deps.tax,

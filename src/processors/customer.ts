@@ -6,7 +6,7 @@ import type { RecordHandler } from './types.js';
 
 /** customer.upserted → PUT /v1/customers/; customer.deleted → DELETE by key. */
 export function createCustomerHandler(deps: { tax: TaxClient; settings: MappingSettings }): RecordHandler {
-  return async (event, ctx) => {
+  const handle: RecordHandler = async (event, ctx) => {
     switch (event.type) {
       case 'customer.upserted': {
         const mapped = mapCustomer(event.data, { key: ctx.record, settings: deps.settings });
@@ -30,4 +30,6 @@ export function createCustomerHandler(deps: { tax: TaxClient; settings: MappingS
         return { kind: 'done', detail: `nothing sent: ${event.type} is not a customer event` };
     }
   };
+  // An upsert sends the customer as held and never waits: its read does sending()'s work.
+  return Object.assign(handle, { sendsHeldEvent: ['customer.upserted'] as const });
 }

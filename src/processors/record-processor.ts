@@ -299,10 +299,9 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
    * and again. The job's own age bounds the wait: its timestamp is when an update queued it (a
    * delayed job keeps it).
    */
-  function coalesceUntil(job: Job, state: RecordState): number | undefined {
+  function coalesceUntil(job: Job, state: RecordState, now: number): number | undefined {
     const windowMs = deps.coalesce?.windowMs ?? 0;
     if (windowMs <= 0 || state.receivedAt <= 0 || state.prevReceivedAt <= 0 || state.receivedAt - state.prevReceivedAt >= windowMs) return undefined;
-    const now = clock().getTime();
     const quietAt = state.receivedAt + windowMs;
     const latest = job.timestamp + (deps.coalesce?.maxMs ?? 0);
     if (quietAt <= now || latest <= now) return undefined;
@@ -328,8 +327,16 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
     let logger: Logger | undefined;
     const jobLogger = (): Logger =>
       (logger ??= deps.logger.child({ jobId: job.id, queue: deps.queue.name, source: record.source, external_id: record.external_id }));
+    const sendsHeldEvent = deps.handler.sendsHeldEvent ?? [];
     for (let loop = 0; ; loop++) {
-      const state = await deps.records.read(record);
+      const readAt = clock().getTime();
+      // The same numbers as coalesceUntil below: the read makes the version the applied copy only when it goes out now.
+      const state = await deps.records.read(
+        record,
+        sendsHeldEvent.length === 0
+          ? undefined
+          : { types: sendsHeldEvent, nowMs: readAt, windowMs: deps.coalesce?.windowMs ?? 0, latestMs: job.timestamp + (deps.coalesce?.maxMs ?? 0) },
+      );
       if (state.seq <= state.appliedSeq) {
         if (loop === 0) await trace(record, { step: 'coalesced', detail: 'nothing newer than the version already applied' });
         return loop === 0 ? 'nothing-new' : 'applied';
@@ -338,7 +345,7 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         await deadLetter(job, record, state, new TaxsyncError('JOB_INVALID', 'the newest event of this record cannot be read back'));
         return 'dead-lettered';
       }
-      const settleAt = coalesceUntil(job, state);
+      const settleAt = state.sendingDone ? undefined : coalesceUntil(job, state, readAt);
       if (settleAt !== undefined) {
         // Updates still arriving: wait for the record to go quiet, then send its latest state once.
         await job.moveToDelayed(settleAt, token);
@@ -363,6 +370,8 @@ export function createRecordProcessor(deps: RecordProcessorDeps): (job: Job, tok
         async sending(options = {}) {
           if (sent) return;
           sent = true;
+          // Done by the job's read (RecordHandler.sendsHeldEvent) for a write of the held event.
+          if (state.sendingDone && !options.keepCopy && kept === undefined) return;
           await deps.records.sending(record, state.seq, {
             ...(options.keepCopy || kept === '' ? { clearOnly: true } : kept === undefined ? {} : { copy: kept }),
             ...(state.eventJson === undefined ? {} : { eventJson: state.eventJson }),

@@ -174,7 +174,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     return undefined;
   }
 
-  return async (event, ctx) => {
+  const handle: RecordHandler = async (event, ctx) => {
     const key = ctx.record;
     const settings = deps.settings;
     switch (event.type) {
@@ -252,4 +252,8 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
         return { kind: 'done', detail: `nothing sent: ${event.type} is not a transaction event` };
     }
   };
+  // An invoice upsert sends the invoice as held and never waits (its customer's facts go to the
+  // customer's own record): its read does sending()'s work. Cancellations keep other copies and
+  // refunds wait, so they call sending() themselves.
+  return Object.assign(handle, { sendsHeldEvent: ['invoice.upserted'] as const });
 }

@@ -70,4 +70,11 @@ export interface HandlerContext {
  * Does the API work for the newest event of a record. Throws a TaxsyncError on failure (its code
  * and retry decision drive what happens next); never decides about retries itself.
  */
-export type RecordHandler = (event: CanonicalEvent, ctx: HandlerContext) => Promise<HandlerOutcome>;
+export type RecordHandler = ((event: CanonicalEvent, ctx: HandlerContext) => Promise<HandlerOutcome>) & {
+  /**
+   * The event types this handler, whenever it writes, writes as held: `sending()` without
+   * `keepCopy`, never `keep()`, and never a `wait` outcome. For those the job's read does
+   * `sending()`'s work in the same Redis call (one round trip fewer per write; RecordState.sendingDone).
+   */
+  readonly sendsHeldEvent?: readonly CanonicalEvent['type'][];
+};

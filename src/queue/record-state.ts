@@ -31,14 +31,30 @@ export interface RecordState {
   createPending: string | undefined;
   /** A hash of the last body the service accepted for this record (sentHash()), once known. */
   sentHash: string | undefined;
+  /**
+   * True when this read already made the newest version the applied copy and cleared the hash
+   * (read with `sendingAtRead`, READ_STATE in redis-scripts.ts): the handler's `sending()` has
+   * nothing left to do. The other fields are as they were before.
+   */
+  sendingDone?: boolean;
   /** When the newest event was received (epoch ms; 0 when unknown): the coalescing window runs from it. */
   receivedAt: number;
   /** When the event before it was received (epoch ms; 0 when none): closer than the window, the record is in a burst. */
   prevReceivedAt: number;
 }
 
+/** What the job's own read needs to do SENDING's work in the same round trip (READ_STATE). */
+export interface SendingAtRead {
+  /** The event types whose handler sends the held event whenever it sends (RecordHandler.sendsHeldEvent). */
+  types: readonly string[];
+  nowMs: number;
+  /** The coalescing window (0: none) and the latest the job may wait: a record in a burst is not sent now. */
+  windowMs: number;
+  latestMs: number;
+}
+
 export interface RecordStore {
-  read(key: RecordKey): Promise<RecordState>;
+  read(key: RecordKey, sendingAtRead?: SendingAtRead): Promise<RecordState>;
   /**
    * The version read at `seq` is done with: accepted by the API, or dead-lettered (then it is not
    * retried by itself; a newer event or a replay brings the record back). Returns 0 when nothing
@@ -124,12 +140,14 @@ function parseStored(json: string | null | undefined): CanonicalEvent | undefine
 
 export function createRecordStore(connection: RedisClient, keys: Keys): RecordStore {
   const redis = withScripts(connection);
-  async function read(key: RecordKey): Promise<RecordState> {
+  async function read(key: RecordKey, sendingAtRead?: SendingAtRead): Promise<RecordState> {
     const recordKey = recordKeyString(key);
-    const [seqField, appliedSeqField, taxId, waitingSince, firstFailedAt, createPending, held, appliedJson, sentHash, receivedAt, prevReceivedAt] = await redis.taxsyncReadState(
+    const at = sendingAtRead && sendingAtRead.types.length > 0 ? [sendingAtRead.types.join(' '), sendingAtRead.nowMs, sendingAtRead.windowMs, sendingAtRead.latestMs] : [];
+    const [seqField, appliedSeqField, taxId, waitingSince, firstFailedAt, createPending, held, appliedJson, sentHash, receivedAt, prevReceivedAt, sendingDone] = await redis.taxsyncReadState(
       keys.state(recordKey),
       keys.event(recordKey),
       keys.applied(recordKey),
+      ...at,
     );
     const seq = Number(seqField ?? 0);
     const appliedSeq = Number(appliedSeqField ?? 0);
@@ -155,6 +173,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       sentHash: sentHash ?? undefined,
       receivedAt: Number(receivedAt ?? 0),
       prevReceivedAt: Number(prevReceivedAt ?? 0),
+      ...(sendingDone === '1' ? { sendingDone: true } : {}),
     };
   }
   async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also: AppliedWith = {}): Promise<number | 'fenced'> {

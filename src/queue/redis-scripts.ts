@@ -319,17 +319,42 @@ return lines
 `;
 
 // One consistent read of a record (KEYS: state, event, applied): the hash's small fields, then
-// the newest event and the applied one (each falling back to the fields older hashes kept).
+// the newest event and the applied one (each falling back to the fields older hashes kept), and
+// '1' when the read also did SENDING's work for the newest version, else '0'.
+//
+// The job's own read may do it (ARGV: 1 the event types whose handler sends the held event
+// whenever it sends, never waits and never keeps another copy, space-separated; 2 now ms; 3 the
+// coalescing window ms; 4 the latest the job may wait, ms): when the newest version is not applied
+// yet, the record is not in a burst (the record processor's coalesceUntil, same numbers) and the
+// held event is of one of those types, its sent_hash is cleared and it becomes the applied copy
+// here, one round trip before the write instead of a SENDING of its own. A version of those types
+// that is then skipped as unchanged, ignored or dead-lettered is marked applied anyway (the mark
+// writes the hash back); a job stopped in between leaves the hash cleared, so the body is sent
+// once more: never skipped wrongly. The values returned are those read before.
 const READ_STATE = `
 local f = redis.call('HMGET', KEYS[1], 'seq', 'applied_seq', 'tax_id', 'waiting_since', 'first_failed_at', 'create_pending', 'event', 'applied_event', 'sent_hash', 'received_at', 'prev_received_at')
 local event = redis.call('GET', KEYS[2]) or f[7]
 local applied = redis.call('GET', KEYS[3]) or f[8]
-return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9], f[10], f[11] }
+local sending = '0'
+if ARGV[1] and ARGV[1] ~= '' and event and tonumber(f[1] or '0') > tonumber(f[2] or '0') then
+  local now, window, latest = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  local received, prev = tonumber(f[10] or '0'), tonumber(f[11] or '0')
+  local burst = window > 0 and received > 0 and prev > 0 and received - prev < window and received + window > now and latest > now
+  if not burst then
+    local ok, decoded = pcall(cjson.decode, event)
+    if ok and type(decoded) == 'table' and type(decoded['type']) == 'string' and string.find(' ' .. ARGV[1] .. ' ', ' ' .. decoded['type'] .. ' ', 1, true) then
+      redis.call('HDEL', KEYS[1], 'sent_hash')
+      redis.call('SET', KEYS[3], event)
+      sending = '1'
+    end
+  end
+end
+return { f[1], f[2], f[3], f[4], f[5], f[6], event, applied, f[9], f[10], f[11], sending }
 `;
 
 export interface TaxsyncCommands {
-  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash, received_at, prev_received_at]. */
-  taxsyncReadState(stateKey: string, eventKey: string, appliedKey: string): Promise<(string | null)[]>;
+  /** [seq, applied_seq, tax_id, waiting_since, first_failed_at, create_pending, event, applied event, sent_hash, received_at, prev_received_at, sending done '1'|'0']; see READ_STATE for the optional arguments. */
+  taxsyncReadState(stateKey: string, eventKey: string, appliedKey: string, ...sendingAtRead: (string | number)[]): Promise<(string | null)[]>;
   /** `eventId` '' = the newest version whatever it is; `editedEventJson` '' = keep the held event; `newVersion` '1' = replayed as a new version. */
   taxsyncReplayMark(stateKey: string, dirtyKey: string, eventKey: string, appliedKey: string, eventId: string, recordKey: string, editedEventJson: string, newVersion: string): Promise<number>;
   taxsyncRecordEvent(
