@@ -111,6 +111,7 @@ export async function ingest(ctx: BenchContext): Promise<ScenarioResult[]> {
     return { result, stored: await waiting(ctx.redis.url, prefix, 'transactions') };
   };
   const floorState = await floor('store', 'state');
+  const floorParse = await floor('parse,store', 'parse');
   const floorRead = await floor('read,store', 'read');
 
   const taxsyncRate = rps(taxsync, n);
@@ -152,6 +153,7 @@ export async function ingest(ctx: BenchContext): Promise<ScenarioResult[]> {
     },
     ...[
       { id: '1c', name: 'ingest floor: bare + state steps', floor: floorState, meaning: "the bare server plus the dedupe check and taxsync's producer (latest-state write, one job per record, delivery marker, one MULTI, durable acknowledgement), storing an event prepared at start" },
+      { id: '1e', name: 'ingest floor: + JSON.parse only', floor: floorParse, meaning: '1c plus the least any reading of the order costs (JSON.parse, the order\'s id and time; no validation, no mapping): what no choice of validator or mapping can beat' },
       { id: '1d', name: 'ingest floor: + reading the order', floor: floorRead, meaning: "1c plus reading the order at the door with taxsync's Shopify connector (JSON.parse, the order's schema, the mapping with exact decimals, the event's check): the most row 1 can reach while keeping the invariants" },
     ].map(
       ({ id, name, floor: f, meaning }): ScenarioResult => ({
