@@ -163,14 +163,16 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     // The customer's own newer version may have been sent while these older facts were on their
     // way (it becomes the applied copy when its write goes out): they may have landed after it.
     // The customer's newest version is then sent once more, after this write (a new version of
-    // the record, as when a job is taken over), instead of the engine keeping these facts.
-    const after = (await deps.records.read(customerKey)).appliedEvent;
+    // the record, as when a job is taken over), instead of the engine keeping these facts. The
+    // check and the hash kept are one step (factsSent): a copy changed between the two would
+    // otherwise leave the hash of these facts beside the engine's newer ones.
+    const changed = await deps.records.factsSent(customerKey, own?.id, hash);
+    const after = changed?.applied;
     if (after?.type === 'customer.upserted' && after.id !== known?.id && Date.parse(after.occurred_at) > Date.parse(event.occurred_at)) {
       await deps.records.takenOver(customerKey);
       await deps.requeue?.(customerKey);
-      return undefined;
     }
-    await deps.records.setFields(customerKey, { sent_hash: hash });
+    // Any other change (an older version, a deletion): no hash is kept, so the next body is sent.
     return undefined;
   }
 
