@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { area } from './lib/profile-area.js';
 
 const Profile = z.object({
   nodes: z.array(
@@ -19,17 +20,6 @@ const Profile = z.object({
   samples: z.array(z.number()).optional(),
   timeDeltas: z.array(z.number()).optional(),
 });
-
-/** Which part of the process a script belongs to. */
-function area(url: string, name: string): string {
-  if (url === '') return name === '(garbage collector)' ? 'GC' : name === '(idle)' ? 'idle' : name === '(program)' ? 'program (native)' : `native ${name}`;
-  const dep = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (dep) return dep[1]!;
-  const own = /\/dist\/(src\/[^/]+|bench)\//.exec(url);
-  if (own) return own[1]!;
-  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
-  return url;
-}
 
 function main(): void {
   const [file, topArg, skipArg] = process.argv.slice(2);
