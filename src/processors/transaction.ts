@@ -1,4 +1,3 @@
-import type { ChainableCommander } from 'ioredis';
 import type { TaxClient } from '../api/index.js';
 import { InvoiceData, RefundData, type CanonicalEvent } from '../domain/events.js';
 import { Money } from '../domain/money.js';
@@ -14,7 +13,7 @@ import {
   type MappingSettings,
   type OriginalTransaction,
 } from '../mapping/index.js';
-import type { RecordStore } from '../queue/record-state.js';
+import type { AppliedWrites, RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
 import { taxVariance, type VarianceThresholds } from '../variance/compute.js';
 import type { VarianceStore } from '../variance/store.js';
@@ -76,7 +75,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     if (answer.kind === 'unreadable') {
       // The engine's tax for this body is unknown: the basis of the body before it must not judge it later.
       const store = invoice ? deps.variance?.store : undefined;
-      const forget = store && invoice ? (multi: ChainableCommander) => store.forgetBasis(multi, invoice.key) : undefined;
+      const forget = store && invoice ? (writes: AppliedWrites) => store.forgetBasis(writes, invoice.key) : undefined;
       return { ...acceptedOutcome(what, answer, 'so it was read back by key'), sentHash: hash, ...(forget ? { alsoOnApplied: forget } : {}) };
     }
     const transaction = answer.record;
@@ -97,7 +96,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
   async function checkVariance(
     invoice: { key: RecordKey; data: InvoiceData },
     answered?: { engine_id: string; computed: string | undefined },
-  ): Promise<{ detail: string; write?: (multi: ChainableCommander) => void }> {
+  ): Promise<{ detail: string; write?: (writes: AppliedWrites) => void }> {
     const v = deps.variance;
     if (v === undefined) return { detail: '' };
     const basis = answered === undefined ? await v.store.basis(invoice.key) : answered.computed === undefined ? undefined : { engine_id: answered.engine_id, computed: answered.computed };

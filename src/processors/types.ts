@@ -1,4 +1,4 @@
-import type { ChainableCommander } from 'ioredis';
+import type { AppliedWrites } from '../queue/record-state.js';
 import type { CanonicalEvent } from '../domain/events.js';
 import type { RecordKey } from '../domain/record-key.js';
 import type { Logger } from '../observability/logger.js';
@@ -30,10 +30,10 @@ export type HandlerOutcome =
       /** No call was made: the body equals the one last accepted (skip unchanged, counted apart). */
       unchanged?: boolean;
       /**
-       * Writes that go in the same transaction as the version's mark as applied (the tax variance
-       * of an invoice): one round trip for the job's bookkeeping instead of two.
+       * Writes that go in the same step as the version's mark as applied (the tax variance of an
+       * invoice): one round trip and one script for the job's bookkeeping.
        */
-      alsoOnApplied?: (multi: ChainableCommander) => void;
+      alsoOnApplied?: (writes: AppliedWrites) => void;
     }
   /**
    * Something it needs is not there yet (a refund's invoice, an exemption's customer). `missing`

@@ -3,7 +3,7 @@ import type { RedisClient } from './connection.js';
 import { parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
-import { execOrThrow, scriptedMulti, withScripts, type ScriptedChain } from './redis-scripts.js';
+import { withScripts, type ScriptedChain } from './redis-scripts.js';
 import { traceLine, type TraceEntry, type TraceSettings } from './trace.js';
 
 /** What the latest-state store holds for one record. */
@@ -104,6 +104,34 @@ export interface RecordStore {
 
 export type StateFields = Partial<Record<'tax_id' | 'waiting_since' | 'first_failed_at' | 'create_pending' | 'sent_hash', string | null>>;
 
+/**
+ * The writes a handler may add to the mark applied (an invoice's tax variance), run in the mark's
+ * own Lua call (MARK_APPLIED_WITH). An ioredis MULTI is one too (tests pass one).
+ */
+export interface AppliedWrites {
+  hset(key: string, field: string, value: string): unknown;
+  hdel(key: string, ...fields: string[]): unknown;
+  hincrby(key: string, field: string, increment: number): unknown;
+}
+
+/** Records AppliedWrites as MARK_APPLIED_WITH's keys and write tokens. */
+function recordWrites(also: (writes: AppliedWrites) => void): { keys: string[]; tokens: (string | number)[] } {
+  const keys: string[] = [];
+  const tokens: (string | number)[] = [];
+  const add = (command: string, key: string, args: (string | number)[]): void => {
+    let index = keys.indexOf(key);
+    if (index < 0) index = keys.push(key) - 1;
+    // The mark's six keys come first.
+    tokens.push(command, 7 + index, args.length, ...args);
+  };
+  also({
+    hset: (key, field, value) => add('HSET', key, [field, value]),
+    hdel: (key, ...fields) => add('HDEL', key, fields),
+    hincrby: (key, field, increment) => add('HINCRBY', key, [field, increment]),
+  });
+  return { keys, tokens };
+}
+
 /** What markApplied writes in the same transaction. */
 export interface AppliedWith {
   fields?: StateFields;
@@ -117,8 +145,8 @@ export interface AppliedWith {
    * instead of moving the held event.
    */
   kept?: string;
-  /** More writes in the same transaction (a handler's `alsoOnApplied`), run once: with the first mark, whatever it answers. */
-  also?: (multi: ChainableCommander) => void;
+  /** More writes in the same step (a handler's `alsoOnApplied`), run once: with the first mark, whatever it answers. */
+  also?: (writes: AppliedWrites) => void;
   /** The job's lock and token: nothing is marked unless the job still holds its lock. */
   fence?: { lockKey: string; token: string };
 }
@@ -220,11 +248,10 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     // command whatever the mark answers), and a counter among them must not count twice.
     const run = async (applied: string, withAlso: boolean): Promise<unknown> => {
       if (!also.also || !withAlso) return redis.taxsyncMarkApplied(...args(applied));
-      // One round trip: the mark and the handler's writes in one MULTI.
-      const multi = scriptedMulti(redis);
-      multi.taxsyncMarkApplied(...args(applied));
-      also.also(multi);
-      return (await execOrThrow(multi))[0]?.[1];
+      // One round trip and one script: the mark, then the handler's writes.
+      const writes = recordWrites(also.also);
+      const [k1, k2, k3, k4, k5, k6, ...markArgs] = args(applied);
+      return redis.taxsyncMarkAppliedWith(6 + writes.keys.length, k1, k2, k3, k4, k5, k6, ...writes.keys, writes.tokens.length, ...writes.tokens, ...markArgs);
     };
     // Usually the event applied is still the one held, and Redis copies it; when a newer one has
     // replaced it meanwhile (-seq), the event is sent.

@@ -182,7 +182,10 @@ return send_again(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1])
 // lines. A version no newer than the one already applied writes only its trace lines and returns
 // 0. A job whose lock (KEYS[6]) is no longer its own marks nothing and returns 'fenced'.
 // KEYS: state, dirty, trace, event, applied, the job's lock (the state key when not fenced).
-const MARK_APPLIED = TRACE_LIB + TAKEN_OVER_LIB + `
+// The mark as a function of its keys and arguments (the parameters shadow the script's own), so
+// MARK_APPLIED_WITH can run it with writes of the handler's after it.
+const MARK_FUNCTION = TRACE_LIB + TAKEN_OVER_LIB + `
+local function mark(KEYS, ARGV)
 -- Fenced: this job lost its lock while it worked (ARGV[11], when set, is its token; KEYS[6] the
 -- lock), so another worker holds the record and may have sent a newer version before this job's
 -- write landed. Nothing is marked; the newest version is sent again (see TAKEN_OVER_LIB).
@@ -237,6 +240,29 @@ if seq <= tonumber(ARGV[1]) then
   return 0
 end
 return seq
+end
+`;
+
+const MARK_APPLIED = MARK_FUNCTION + `
+return mark(KEYS, ARGV)
+`;
+
+// The mark and, in the same script, a handler's writes (RecordStore's AppliedWrites: an invoice's
+// tax variance), run after it whatever it answers, as a MULTI of the two did — one EVALSHA instead
+// of ioredis's MULTI, which cost the worker more than the writes themselves. KEYS: the mark's six,
+// then the writes' keys. ARGV: 1 the number T of write tokens, 2..1+T the writes (each: command,
+// its key's index in KEYS, the number of arguments, the arguments), then the mark's arguments.
+const MARK_APPLIED_WITH = MARK_FUNCTION + `
+local t = tonumber(ARGV[1])
+local result = mark({ KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6] }, { unpack(ARGV, 2 + t, #ARGV) })
+local i = 2
+while i <= 1 + t do
+  local command, key, n = ARGV[i], KEYS[tonumber(ARGV[i + 1])], tonumber(ARGV[i + 2])
+  if command ~= 'HSET' and command ~= 'HDEL' and command ~= 'HINCRBY' then return redis.error_reply('taxsync: not a write the mark runs: ' .. command) end
+  redis.call(command, key, unpack(ARGV, i + 3, i + 2 + n))
+  i = i + 3 + n
+end
+return result
 `;
 
 // An operator replay of a dead-lettered version (`taxsync dlq replay`). When the newest event held
@@ -400,6 +426,8 @@ export interface TaxsyncCommands {
   taxsyncFactsSent(stateKey: string, appliedKey: string, appliedId: string, hash: string): Promise<[string, string] | null>;
   /** See SENDING: `copy` '' = the event held, '-' = clear the hash only, else the copy to keep. */
   taxsyncSending(stateKey: string, eventKey: string, appliedKey: string, seq: number, copy: string): Promise<number>;
+  /** See MARK_APPLIED_WITH: the number of keys first (the mark's six and the writes'). */
+  taxsyncMarkAppliedWith(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number | 'fenced'>;
   /** See MARK_APPLIED for the arguments after the keys: a number, or 'fenced'. */
   taxsyncMarkApplied(stateKey: string, dirtyKey: string, traceKey: string, eventKey: string, appliedKey: string, lockKey: string, ...args: (string | number)[]): Promise<number | 'fenced'>;
   /** See TAKEN_OVER_LIB. */
@@ -418,6 +446,7 @@ export function withScripts(client: RedisClient): Scripted {
     client.defineCommand('taxsyncTrace', { numberOfKeys: 4, lua: TRACE });
     client.defineCommand('taxsyncReadTrace', { numberOfKeys: 4, lua: READ_TRACE });
     client.defineCommand('taxsyncMarkApplied', { numberOfKeys: 6, lua: MARK_APPLIED });
+    client.defineCommand('taxsyncMarkAppliedWith', { lua: MARK_APPLIED_WITH });
     client.defineCommand('taxsyncTakenOver', { numberOfKeys: 4, lua: TAKEN_OVER });
     client.defineCommand('taxsyncReplayMark', { numberOfKeys: 4, lua: REPLAY_MARK });
     client.defineCommand('taxsyncReadState', { numberOfKeys: 3, lua: READ_STATE });

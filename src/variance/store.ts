@@ -1,9 +1,9 @@
-import type { ChainableCommander } from 'ioredis';
 import { z } from 'zod';
 import { Money } from '../domain/money.js';
 import { RecordKey, recordKeyString } from '../domain/record-key.js';
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
+import type { AppliedWrites } from '../queue/record-state.js';
 import type { Variance } from './compute.js';
 
 /**
@@ -29,15 +29,15 @@ type Basis = z.infer<typeof Basis>;
 
 export interface VarianceStore {
   /**
-   * Queues on `multi` (the record processor's mark-applied transaction) the record's variance, or
+   * Queues on `multi` (the writes of the record processor's mark applied) the record's variance, or
    * its clearing (undefined). `sent` says the body was just sent: its engine tax becomes the
    * record's basis (null: the answer gave none, so no basis is known any more) and a variance
    * recorded is counted in `tax_variances`. An unchanged body (not sent, skip unchanged) keeps the
    * basis and counts nothing: its variance was counted when the body was sent.
    */
-  setTo(multi: ChainableCommander, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, sent?: { basis: Basis | null }): void;
+  setTo(multi: AppliedWrites, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, sent?: { basis: Basis | null }): void;
   /** Queues on `multi` the removal of the record's basis (a body sent whose engine tax is not known). */
-  forgetBasis(multi: ChainableCommander, record: RecordKey): void;
+  forgetBasis(multi: AppliedWrites, record: RecordKey): void;
   /** The engine's computed tax last kept for the record. */
   basis(record: RecordKey): Promise<{ engine_id: string; computed: string } | undefined>;
   get(record: RecordKey): Promise<VarianceEntry | undefined>;
@@ -64,7 +64,7 @@ export function createVarianceStore(redis: RedisClient, keys: Keys): VarianceSto
   // The engine's tax for the body last sent lives in the record's own state hash (beside its
   // sent_hash): it shares the record's lifetime instead of growing a hash of every invoice ever seen.
   const basisKey = (record: RecordKey) => keys.state(recordKeyString(record));
-  function setTo(multi: ChainableCommander, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, sent?: { basis: Basis | null }): void {
+  function setTo(multi: AppliedWrites, record: RecordKey, variance: (Variance & { engine_id?: string }) | undefined, now: Date, sent?: { basis: Basis | null }): void {
     const field = recordKeyString(record);
     if (sent?.basis === null) multi.hdel(basisKey(record), BASIS_FIELD);
     else if (sent) multi.hset(basisKey(record), BASIS_FIELD, JSON.stringify(sent.basis));

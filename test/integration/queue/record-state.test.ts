@@ -76,6 +76,31 @@ describe('record state: markApplied', () => {
     expect(await ctx.redis.hget(counter, 'n')).toBe('1');
   });
 
+  it("runs a handler's writes, on its own keys and on the record's state, in the same step as the mark", async () => {
+    await rig.producer.accept({ events: [version(1)] });
+    const state = await rig.records.read(RECORD);
+    const other = `${ctx.prefix}:test-hash`;
+    await ctx.redis.hset(other, 'gone', 'x');
+    const stateKey = rig.keys.state(recordKeyString(RECORD));
+
+    const newer = await rig.records.markApplied(RECORD, state.seq, state.event, new Date(), {
+      fields: { tax_id: 'tx-9' },
+      also: (writes) => {
+        writes.hset(stateKey, 'variance_basis', '{"engine_id":"tx-9","computed":"1.00"}');
+        writes.hset(other, 'entry', 'a b c');
+        writes.hdel(other, 'gone');
+        writes.hincrby(other, 'count', 2);
+      },
+    });
+
+    expect(newer).toBe(0);
+    const after = await rig.records.read(RECORD);
+    expect(after.appliedSeq).toBe(state.seq);
+    expect(after.taxId).toBe('tx-9');
+    expect(await ctx.redis.hget(stateKey, 'variance_basis')).toBe('{"engine_id":"tx-9","computed":"1.00"}');
+    expect(await ctx.redis.hgetall(other)).toEqual({ entry: 'a b c', count: '2' });
+  });
+
   it('ignores the late mark of a job that was taken over: the newer applied version and its event stay', async () => {
     await rig.producer.accept({ events: [version(1)] });
     const stalled = await rig.records.read(RECORD); // a job reads v1, then stalls
