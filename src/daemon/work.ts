@@ -10,6 +10,7 @@ import type { Settings } from '../config/settings.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createCustomerHandler } from '../processors/customer.js';
+import { customersQueueHandler } from '../processors/customers-queue.js';
 import { createExemptionHandler } from '../processors/exemption.js';
 import { createRecordProcessor } from '../processors/record-processor.js';
 import { createTransactionHandler } from '../processors/transaction.js';
@@ -102,13 +103,10 @@ export async function startWork(deps: {
   deps.metrics?.watchQueues(queueSource(queues, connection, keys));
 
   const handlers: Record<WorkableQueue, RecordHandler> = {
-    customers: (() => {
-      const customer = createCustomerHandler({ tax: deps.tax, settings: mapping });
-      const exemption = createExemptionHandler({ tax: deps.tax, records, settings: mapping });
-      // Exemption records never hold customer events: the customer handler's sendsHeldEvent holds for both.
-      const handle: RecordHandler = (event, ctx) => (ctx.record.kind === 'exemption' ? exemption(event, ctx) : customer(event, ctx));
-      return Object.assign(handle, { sendsHeldEvent: customer.sendsHeldEvent });
-    })(),
+    customers: customersQueueHandler({
+      customer: createCustomerHandler({ tax: deps.tax, settings: mapping }),
+      exemption: createExemptionHandler({ tax: deps.tax, records, settings: mapping }),
+    }),
     transactions: createTransactionHandler({
       tax: deps.tax,
       records,

@@ -1,9 +1,8 @@
-import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './connection.js';
 import { parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
-import { withScripts, type ScriptedChain } from './redis-scripts.js';
+import { execOrThrow, withScripts, type ScriptedChain } from './redis-scripts.js';
 import { traceLine, type TraceEntry, type TraceSettings } from './trace.js';
 
 /** What the latest-state store holds for one record. */
@@ -114,6 +113,9 @@ export interface AppliedWrites {
   hincrby(key: string, field: string, increment: number): unknown;
 }
 
+/** The keys of MARK_APPLIED (state, dirty, trace, event, applied, the job's lock). */
+const MARK_KEYS = 6;
+
 /** Records AppliedWrites as MARK_APPLIED_WITH's keys and write tokens. */
 function recordWrites(also: (writes: AppliedWrites) => void): { keys: string[]; tokens: (string | number)[] } {
   const keys: string[] = [];
@@ -121,8 +123,8 @@ function recordWrites(also: (writes: AppliedWrites) => void): { keys: string[]; 
   const add = (command: string, key: string, args: (string | number)[]): void => {
     let index = keys.indexOf(key);
     if (index < 0) index = keys.push(key) - 1;
-    // The mark's six keys come first.
-    tokens.push(command, 7 + index, args.length, ...args);
+    // The mark's keys come first; Lua counts from 1.
+    tokens.push(command, MARK_KEYS + index + 1, args.length, ...args);
   };
   also({
     hset: (key, field, value) => add('HSET', key, [field, value]),
@@ -151,16 +153,15 @@ export interface AppliedWith {
   fence?: { lockKey: string; token: string };
 }
 
-/** Sets (string) or clears (null) bookkeeping fields of a record's state, on a MULTI. */
-function queueFields(multi: ChainableCommander, stateKey: string, fields: StateFields): void {
+/** The fields to set (name, value pairs) and to clear (null), in the order given. */
+function splitFields(fields: StateFields): { set: string[]; clear: string[] } {
   const set: string[] = [];
-  const del: string[] = [];
+  const clear: string[] = [];
   for (const [field, value] of Object.entries(fields)) {
-    if (value === null) del.push(field);
+    if (value === null) clear.push(field);
     else if (value !== undefined) set.push(field, value);
   }
-  if (set.length > 0) multi.hset(stateKey, ...set);
-  if (del.length > 0) multi.hdel(stateKey, ...del);
+  return { set, clear };
 }
 
 function parseStored(json: string | null | undefined): CanonicalEvent | undefined {
@@ -215,12 +216,7 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
   }
   async function markApplied(key: RecordKey, seq: number, event: CanonicalEvent | undefined, now: Date, also: AppliedWith = {}): Promise<number | 'fenced'> {
     const recordKey = recordKeyString(key);
-    const set: string[] = [];
-    const clear: string[] = [];
-    for (const [field, value] of Object.entries(also.fields ?? {})) {
-      if (value === null) clear.push(field);
-      else if (value !== undefined) set.push(field, value);
-    }
+    const { set, clear } = splitFields(also.fields ?? {});
     const traceLines = also.trace && also.trace.settings.maxEntries > 0 ? also.trace.entries.map(traceLine) : [];
     const args = (applied: string): Parameters<ScriptedChain['taxsyncMarkApplied']> => [
       keys.state(recordKey),
@@ -250,8 +246,15 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
       if (!also.also || !withAlso) return redis.taxsyncMarkApplied(...args(applied));
       // One round trip and one script: the mark, then the handler's writes.
       const writes = recordWrites(also.also);
-      const [k1, k2, k3, k4, k5, k6, ...markArgs] = args(applied);
-      return redis.taxsyncMarkAppliedWith(6 + writes.keys.length, k1, k2, k3, k4, k5, k6, ...writes.keys, writes.tokens.length, ...writes.tokens, ...markArgs);
+      const mark = args(applied);
+      return redis.taxsyncMarkAppliedWith(
+        MARK_KEYS + writes.keys.length,
+        ...mark.slice(0, MARK_KEYS),
+        ...writes.keys,
+        writes.tokens.length,
+        ...writes.tokens,
+        ...mark.slice(MARK_KEYS),
+      );
     };
     // Usually the event applied is still the one held, and Redis copies it; when a newer one has
     // replaced it meanwhile (-seq), the event is sent.
@@ -281,12 +284,16 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     async factsSent(key, appliedId, hash) {
       const recordKey = recordKeyString(key);
       const changed = await redis.taxsyncFactsSent(keys.state(recordKey), keys.applied(recordKey), appliedId ?? '', hash);
-      return changed ? { applied: parseStored(changed[1]) } : undefined;
+      return changed === null ? undefined : { applied: parseStored(changed) };
     },
     async setFields(key, fields) {
-      const multi = redis.multi();
-      queueFields(multi, keys.state(recordKeyString(key)), fields);
-      await multi.exec();
+      const stateKey = keys.state(recordKeyString(key));
+      const { set, clear } = splitFields(fields);
+      // One command needs no MULTI (ioredis's MULTI costs more than the command on a hot path).
+      if (clear.length === 0) {
+        if (set.length > 0) await redis.hset(stateKey, ...set);
+      } else if (set.length === 0) await redis.hdel(stateKey, ...clear);
+      else await execOrThrow(redis.multi().hset(stateKey, ...set).hdel(stateKey, ...clear));
     },
     async hasUnapplied(key) {
       const [seq, appliedSeq] = await redis.hmget(keys.state(recordKeyString(key)), 'seq', 'applied_seq');

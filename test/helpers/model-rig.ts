@@ -6,7 +6,7 @@ import type { CanonicalEvent } from '../../src/domain/events.js';
 import { recordKeyString, type RecordKey } from '../../src/domain/record-key.js';
 import { Secret } from '../../src/domain/secret.js';
 import { createCustomerHandler } from '../../src/processors/customer.js';
-import type { RecordHandler } from '../../src/processors/types.js';
+import { customersQueueHandler } from '../../src/processors/customers-queue.js';
 import { createExemptionHandler } from '../../src/processors/exemption.js';
 import { createTransactionHandler } from '../../src/processors/transaction.js';
 import type { DeadLetterEntry } from '../../src/queue/dead-letter.js';
@@ -144,9 +144,7 @@ export async function startModelRig(
   for (let i = 0; i < (options.workers ?? 1); i++) {
     if (queues.includes('transactions')) await pipeline.startWorker('transactions', transactions, { concurrency: 2 });
     if (queues.includes('customers')) {
-      // As work.ts composes it (the customer handler's reads do sending()'s work for upserts).
-      const handle: RecordHandler = (event, ctx) => (ctx.record.kind === 'exemption' ? exemption(event, ctx) : customer(event, ctx));
-      await pipeline.startWorker('customers', Object.assign(handle, { sendsHeldEvent: customer.sendsHeldEvent }), { concurrency: 2 });
+      await pipeline.startWorker('customers', customersQueueHandler({ customer, exemption }), { concurrency: 2 });
     }
   }
   const dlq = pipelineDlqDeps(pipeline, { actor: 'model', retry });
