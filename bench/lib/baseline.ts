@@ -1,19 +1,31 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import { parseRecordKeyString } from '../../src/domain/record-key.js';
+import type { CanonicalEvent } from '../../src/domain/events.js';
+import { parseRecordKeyString, type RecordKey } from '../../src/domain/record-key.js';
 import { createRedis } from '../../src/queue/connection.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { QUEUE_NAMES } from '../../src/queue/names.js';
 import { createRecordStore } from '../../src/queue/record-state.js';
 import type { TraceSettings } from '../../src/queue/trace.js';
 
-/** One prepared PUT /v1/transactions/, as every bare worker sends it; its status (a 2xx, else it throws). */
-async function putTransaction(pool: Pool, body: string): Promise<number> {
-  const res = await pool.request({ method: 'PUT', path: '/v1/transactions/', body, headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' } });
+/** One prepared PUT to `path`; its status (a 2xx, else it throws). */
+async function putTo(pool: Pool, path: string, body: string): Promise<number> {
+  const res = await pool.request({ method: 'PUT', path, body, headers: { 'content-type': 'application/json', authorization: 'Bearer bench-token' } });
   await res.body.text();
   if (res.statusCode >= 300) throw new Error(`status ${res.statusCode}`);
   return res.statusCode;
+}
+
+/** One prepared PUT /v1/transactions/, as every bare worker sends it. */
+const putTransaction = (pool: Pool, body: string): Promise<number> => putTo(pool, '/v1/transactions/', body);
+
+/** What the floor worker does besides the scenario 2 floor's steps. */
+export interface FloorOptions {
+  /** The job's read also makes the version the applied copy (READ_STATE), as taxsync's does for an upsert. */
+  sendingAtRead?: boolean;
+  /** The invoice's customer facts to send first (record, prepared body, its hash), when it has a customer. */
+  customerOf?: (event: CanonicalEvent) => { key: RecordKey; body: string; hash: string } | undefined;
 }
 
 /** The bare minimum: one BullMQ queue whose jobs each hold a prepared PUT body. */
@@ -76,6 +88,7 @@ export async function startFloorWorker(
   concurrency: number,
   bodyOf: (externalId: string) => string,
   trace: TraceSettings,
+  options: FloorOptions = {},
 ) {
   const connection = createRedis(redisUrl, 'worker');
   const state = createRedis(redisUrl, 'worker');
@@ -86,12 +99,23 @@ export async function startFloorWorker(
     QUEUE_NAMES.transactions,
     async (job, token) => {
       const record = parseRecordKeyString(job.id ?? '');
-      const held = await records.read(record);
+      const now0 = Date.now();
+      const held = await records.read(record, options.sendingAtRead ? { types: ['invoice.upserted'], nowMs: now0, windowMs: 0, latestMs: now0 } : undefined);
       if (held.seq <= held.appliedSeq || !held.event) return;
       const eventJson = held.eventJson === undefined ? {} : { eventJson: held.eventJson };
       // The version becomes the record's applied copy (and its sent_hash is cleared) before the
       // write goes out: a worker stopped after the engine took it leaves no stale copy or hash.
-      await records.sending(record, held.seq, eventJson);
+      if (!held.sendingDone) await records.sending(record, held.seq, eventJson);
+      const customer = options.customerOf?.(held.event);
+      if (customer) {
+        // The invoice's customer facts first (scenario 5's floor): the customer's state read, its
+        // PUT unless the same facts went out last, and the hash kept in one step.
+        const own = await records.read(customer.key);
+        if (own.sentHash !== customer.hash) {
+          await putTo(pool, '/v1/customers/', customer.body);
+          await records.factsSent(customer.key, own.appliedEvent?.id, customer.hash);
+        }
+      }
       const status = await putTransaction(pool, bodyOf(record.external_id));
       const now = new Date();
       await records.markApplied(record, held.seq, held.event, now, {

@@ -15,6 +15,16 @@ interface Latencies {
   max: number;
   measured: number;
   statuses: Record<number, number>;
+  /** PUT /v1/customers/ calls the API saw (an order's customer facts go before its transaction). */
+  customerPuts: number;
+  /** CPU (user + system) per order of the server and of the worker, over the whole load, in µs. */
+  cpuUsPerOrder: { server: number; worker: number };
+}
+
+/** The two processes under test: the one taking webhooks and the one calling the API. */
+interface Pair {
+  server: NodeChild;
+  worker: NodeChild;
 }
 
 /**
@@ -29,13 +39,16 @@ async function measure(
   rate: number,
   warmupS: number,
   deadlineMs: number,
-  stop: () => Promise<void>,
+  pair: Pair,
 ): Promise<Latencies> {
   ctx.api.reset();
   const acceptedAt = new Map<number, number>();
   try {
+    const cpuBefore = { server: pair.server.cpuMs(), worker: pair.worker.cpuMs() };
     const load = await postSteady(url, '/webhooks/shopify', requests, rate, (i, at) => acceptedAt.set(i, at));
     await ctx.api.waitForPuts(acceptedAt.size, deadlineMs);
+    const cpuUs = (child: NodeChild, before: number) => Math.round(((child.cpuMs() - before) * 1000) / requests.length);
+    const cpuUsPerOrder = { server: cpuUs(pair.server, cpuBefore.server), worker: cpuUs(pair.worker, cpuBefore.worker) };
     const latencies: number[] = [];
     const slowBySecond: Record<number, number> = {};
     for (const [i, at] of acceptedAt) {
@@ -56,9 +69,12 @@ async function measure(
       max: percentile(latencies, 100),
       measured: latencies.length,
       statuses: Object.fromEntries(load.statuses),
+      customerPuts: ctx.api.customerPuts,
+      cpuUsPerOrder,
     };
   } finally {
-    await stop();
+    await pair.server.stop();
+    await pair.worker.stop();
   }
 }
 
@@ -67,6 +83,8 @@ async function measure(
  * processes), p50/p99 from the 202 to the API receiving the order's transaction; the baseline is
  * the bare server + bare worker (two processes) doing one Queue.add and one PUT. The first
  * BENCH_E2E_WARMUP_S (5) seconds are warm-up; BENCH_E2E_SECONDS (20) are measured. Target: p99 ≤ 50 ms.
+ * Row 5b runs the same load through the floors as a pair (bench/bare/ingest-floor.ts with the order
+ * read, bench/bare/floor-worker.ts): the least row 5 can reach while keeping the invariants.
  */
 export async function e2eLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
   const rate = envInt('BENCH_E2E_RATE', 500);
@@ -86,10 +104,7 @@ export async function e2eLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
   const work: NodeChild = await startNode(CLI, ['work'], env, () => Promise.resolve(true), 'e2e-taxsync-work');
   // The workers connect and fetch a token before the first webhook is timed.
   await new Promise((r) => setTimeout(r, 1_000));
-  const taxsync = await measure(ctx, url, orders, orderIds, rate, warmupS, deadlineMs, async () => {
-    await serve.stop();
-    await work.stop();
-  });
+  const taxsync = await measure(ctx, url, orders, orderIds, rate, warmupS, deadlineMs, { server: serve, worker: work });
 
   const basePrefix = ctx.prefix('e2e-base');
   const basePort = await freePort();
@@ -103,11 +118,31 @@ export async function e2eLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
     () => Promise.resolve(true),
     'e2e-baseline-worker',
   );
-  const baseline = await measure(ctx, baseUrl, orders, orderIds, rate, warmupS, deadlineMs, async () => {
-    await server.stop();
-    await worker.stop();
-  });
+  const baseline = await measure(ctx, baseUrl, orders, orderIds, rate, warmupS, deadlineMs, { server, worker });
 
+  // The floor (row 5b): the ingest floor 1d (the bare server plus reading the order and the state
+  // steps, with taxsync's own code) and the sync floor with the order's two calls
+  // (bench/bare/floor-worker.ts), as two processes: what row 5 can reach while keeping the invariants.
+  const floorPrefix = ctx.prefix('e2e-floor');
+  const floorPort = await freePort();
+  const floorUrl = `http://127.0.0.1:${floorPort}`;
+  const floorServer = await startNode(
+    bare('ingest-floor'),
+    [],
+    { REDIS_URL: ctx.redis.url, BENCH_PREFIX: floorPrefix, BENCH_SECRET: SHOPIFY_SECRET, BENCH_PORT: String(floorPort), BENCH_FLOOR_STEPS: 'read,store', TAXSYNC_ACK_DURABILITY: 'aof' },
+    answers(floorUrl),
+    'e2e-floor-server',
+  );
+  const floorWorker = await startNode(
+    bare('floor-worker'),
+    [],
+    { REDIS_URL: ctx.redis.url, BENCH_PREFIX: floorPrefix, BENCH_API_URL: ctx.api.url, BENCH_CONCURRENCY: '100' },
+    () => Promise.resolve(true),
+    'e2e-floor-worker',
+  );
+  const floor = await measure(ctx, floorUrl, orders, orderIds, rate, warmupS, deadlineMs, { server: floorServer, worker: floorWorker });
+
+  const details = (l: Latencies) => ({ ...l, p50: round(l.p50), p90: round(l.p90), p99: round(l.p99), max: round(l.max) });
   return [
     {
       id: '5',
@@ -123,9 +158,22 @@ export async function e2eLatency(ctx: BenchContext): Promise<ScenarioResult[]> {
         rate,
         seconds,
         warmupS,
-        taxsync: { ...taxsync, p50: round(taxsync.p50), p90: round(taxsync.p90), p99: round(taxsync.p99), max: round(taxsync.max) },
-        baseline: { ...baseline, p50: round(baseline.p50), p90: round(baseline.p90), p99: round(baseline.p99), max: round(baseline.max) },
+        taxsync: details(taxsync),
+        baseline: details(baseline),
       },
+    },
+    {
+      id: '5b',
+      name: 'e2e floor: floor server + floor worker',
+      metric: 'ms',
+      taxsync: floor.p99,
+      baseline: baseline.p99,
+      ratio: floor.p99 / baseline.p99,
+      ratioMeaning:
+        "p99 of the floors as a pair (1d's server: the order read and the state steps; 2c's worker with the order's two calls, the customer's facts first, and the read doing SENDING's work) ÷ bare p99: what row 5 can reach while keeping the invariants",
+      target: 'floor of row 5',
+      pass: true,
+      details: { floor: details(floor) },
     },
   ];
 }
