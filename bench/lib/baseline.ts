@@ -76,7 +76,8 @@ export async function startBaselineWorker(redisUrl: string, prefix: string, name
  * The floor of sync (scenario 2's floor row): the bare worker plus only what latest-state-wins
  * needs around each call, with taxsync's own record store and nothing else: the record's state and
  * newest event read (one Lua call, the event parsed and checked at that Redis boundary), the
- * version made the applied copy before the write goes out (one Lua call), the prepared PUT, the
+ * version made the applied copy before the write goes out (in the read's Lua call with
+ * `sendingAtRead`, as taxsync's job does for an upsert; else one Lua call of its own), the prepared PUT, the
  * version marked applied with its trace line under the job's lock (one Lua call), and the check
  * after the job completes (an event stored meanwhile must find a job). No mapping, no body check, no
  * answer check, no skip-unchanged hash, no metrics: the difference to taxsync is those.
