@@ -254,12 +254,19 @@ return mark(KEYS, ARGV)
 // its key's index in KEYS, the number of arguments, the arguments), then the mark's arguments.
 const MARK_APPLIED_WITH = MARK_FUNCTION + `
 local t = tonumber(ARGV[1])
-local result = mark({ KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6] }, { unpack(ARGV, 2 + t, #ARGV) })
+-- Every write is checked before anything is written: a script stopped halfway keeps what it wrote,
+-- and a mark kept without its writes would be retried as done.
 local i = 2
 while i <= 1 + t do
-  local command, key, n = ARGV[i], KEYS[tonumber(ARGV[i + 1])], tonumber(ARGV[i + 2])
+  local command = ARGV[i]
   if command ~= 'HSET' and command ~= 'HDEL' and command ~= 'HINCRBY' then return redis.error_reply('taxsync: not a write the mark runs: ' .. command) end
-  redis.call(command, key, unpack(ARGV, i + 3, i + 2 + n))
+  i = i + 3 + tonumber(ARGV[i + 2])
+end
+local result = mark({ KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6] }, { unpack(ARGV, 2 + t, #ARGV) })
+i = 2
+while i <= 1 + t do
+  local n = tonumber(ARGV[i + 2])
+  redis.call(ARGV[i], KEYS[tonumber(ARGV[i + 1])], unpack(ARGV, i + 3, i + 2 + n))
   i = i + 3 + n
 end
 return result

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CanonicalEvent } from '../../../src/domain/events.js';
 import { recordKeyString, type RecordKey } from '../../../src/domain/record-key.js';
+import { withScripts } from '../../../src/queue/redis-scripts.js';
 import { readTrace } from '../../../src/queue/trace.js';
 import { customerVersion, RIG_TRACE as TRACE, useQueueRig } from '../../helpers/queue-rig.js';
 import { useRedis } from '../../helpers/redis.js';
@@ -99,6 +100,40 @@ describe('record state: markApplied', () => {
     expect(after.taxId).toBe('tx-9');
     expect(await ctx.redis.hget(stateKey, 'variance_basis')).toBe('{"engine_id":"tx-9","computed":"1.00"}');
     expect(await ctx.redis.hgetall(other)).toEqual({ entry: 'a b c', count: '2' });
+  });
+
+  it('refuses a write the mark does not run before it marks or writes anything', async () => {
+    await rig.producer.accept({ events: [version(1)] });
+    const state = await rig.records.read(RECORD);
+    const stateKey = rig.keys.state(recordKeyString(RECORD));
+    const other = `${ctx.prefix}:test-hash`;
+    const key = recordKeyString(RECORD);
+    const scripted = withScripts(ctx.redis);
+    // The mark's six keys and the write's key; an HSET that may run, then a DEL that may not.
+    const call = scripted.taxsyncMarkAppliedWith(
+      7,
+      stateKey,
+      rig.keys.dirty,
+      rig.keys.trace(key),
+      rig.keys.event(key),
+      rig.keys.applied(key),
+      stateKey,
+      other,
+      8,
+      'HSET',
+      7,
+      2,
+      'f',
+      'v',
+      'DEL',
+      7,
+      0,
+      ...[state.seq, Date.parse(state.event!.occurred_at), state.event!.id, key, Date.now(), '=', 0, 0, 0, 0, ''],
+    );
+
+    await expect(call).rejects.toThrow(/not a write the mark runs: DEL/);
+    expect((await rig.records.read(RECORD)).appliedSeq).toBe(0);
+    expect(await ctx.redis.exists(other)).toBe(0);
   });
 
   it('ignores the late mark of a job that was taken over: the newer applied version and its event stay', async () => {
