@@ -1,12 +1,11 @@
 /**
  * The floor of scenario 5's worker as a process of its own: scenario 2's floor worker (taxsync's
- * record store around each prepared PUT, bench/lib/baseline.ts) with what an order needs on top —
- * the job's read doing SENDING's work, as taxsync's does for an upsert, and the invoice's
- * customer facts sent first (the customer's state read, its PUT, the hash kept in one step), so
- * each order is two calls as it is for `taxsync work`. No mapping, no body or answer check, no
- * metrics. Settings: REDIS_URL, BENCH_PREFIX, BENCH_API_URL, BENCH_CONCURRENCY.
+ * record store around each prepared PUT, bench/lib/baseline.ts) with what an order needs on top:
+ * the invoice's customer facts sent first (the customer's state read, its PUT, the hash kept in
+ * one step), so each order is two calls as it is for `taxsync work`. No mapping, no body or answer
+ * check, no metrics. Settings: REDIS_URL, BENCH_PREFIX, BENCH_API_URL, BENCH_CONCURRENCY.
  */
-import { createHash } from 'node:crypto';
+import { sentHash } from '../../src/processors/sent-hash.js';
 import { startFloorWorker } from '../lib/baseline.js';
 
 const env = (name: string): string => {
@@ -22,16 +21,11 @@ const worker = await startFloorWorker(
   (externalId) => JSON.stringify({ source: 'shopify', external_id: externalId }),
   { maxEntries: 50, maxAgeMs: 30 * 24 * 3600_000 },
   {
-    sendingAtRead: true,
     customerOf: (event) => {
       const customer = event.type === 'invoice.upserted' ? event.data.customer : undefined;
       if (!customer) return undefined;
-      const body = JSON.stringify({ source: event.record.source, external_id: customer.external_id });
-      return {
-        key: { kind: 'customer', source: event.record.source, external_id: customer.external_id },
-        body,
-        hash: createHash('sha256').update(body).digest('base64url'),
-      };
+      const body = { source: event.record.source, external_id: customer.external_id };
+      return { key: { kind: 'customer', source: event.record.source, external_id: customer.external_id }, body: JSON.stringify(body), hash: sentHash(body) };
     },
   },
 );

@@ -22,8 +22,6 @@ const putTransaction = (pool: Pool, body: string): Promise<number> => putTo(pool
 
 /** What the floor worker does besides the scenario 2 floor's steps. */
 export interface FloorOptions {
-  /** The job's read also makes the version the applied copy (READ_STATE), as taxsync's does for an upsert. */
-  sendingAtRead?: boolean;
   /** The invoice's customer facts to send first (record, prepared body, its hash), when it has a customer. */
   customerOf?: (event: CanonicalEvent) => { key: RecordKey; body: string; hash: string } | undefined;
 }
@@ -76,8 +74,8 @@ export async function startBaselineWorker(redisUrl: string, prefix: string, name
  * The floor of sync (scenario 2's floor row): the bare worker plus only what latest-state-wins
  * needs around each call, with taxsync's own record store and nothing else: the record's state and
  * newest event read (one Lua call, the event parsed and checked at that Redis boundary), the
- * version made the applied copy before the write goes out (in the read's Lua call with
- * `sendingAtRead`, as taxsync's job does for an upsert; else one Lua call of its own), the prepared PUT, the
+ * version made the applied copy before the write goes out (in the read's Lua call, as taxsync's
+ * job does for an upsert; in a call of its own when the read could not), the prepared PUT, the
  * version marked applied with its trace line under the job's lock (one Lua call), and the check
  * after the job completes (an event stored meanwhile must find a job). No mapping, no body check, no
  * answer check, no skip-unchanged hash, no metrics: the difference to taxsync is those.
@@ -91,6 +89,8 @@ export async function startFloorWorker(
   trace: TraceSettings,
   options: FloorOptions = {},
 ) {
+  // The read does SENDING's work for the invoice upserts it holds (no coalescing window: the floor sends at once).
+  const sendingAtRead = () => ({ types: ['invoice.upserted'], nowMs: Date.now(), windowMs: 0, latestMs: Date.now() });
   const connection = createRedis(redisUrl, 'worker');
   const state = createRedis(redisUrl, 'worker');
   const keys = createKeys(prefix);
@@ -100,8 +100,7 @@ export async function startFloorWorker(
     QUEUE_NAMES.transactions,
     async (job, token) => {
       const record = parseRecordKeyString(job.id ?? '');
-      const now0 = Date.now();
-      const held = await records.read(record, options.sendingAtRead ? { types: ['invoice.upserted'], nowMs: now0, windowMs: 0, latestMs: now0 } : undefined);
+      const held = await records.read(record, sendingAtRead());
       if (held.seq <= held.appliedSeq || !held.event) return;
       const eventJson = held.eventJson === undefined ? {} : { eventJson: held.eventJson };
       // The version becomes the record's applied copy (and its sent_hash is cleared) before the
@@ -109,10 +108,12 @@ export async function startFloorWorker(
       if (!held.sendingDone) await records.sending(record, held.seq, eventJson);
       const customer = options.customerOf?.(held.event);
       if (customer) {
-        // The invoice's customer facts first (scenario 5's floor): the customer's state read, its
-        // PUT unless the same facts went out last, and the hash kept in one step.
+        // The invoice's customer facts first (scenario 5's floor), as taxsync sends them: the
+        // customer's state read, its hash cleared before a different body goes out, the PUT, and
+        // the hash kept in one step.
         const own = await records.read(customer.key);
         if (own.sentHash !== customer.hash) {
+          if (own.sentHash !== undefined) await records.setFields(customer.key, { sent_hash: null });
           await putTo(pool, '/v1/customers/', customer.body);
           await records.factsSent(customer.key, own.appliedEvent?.id, customer.hash);
         }

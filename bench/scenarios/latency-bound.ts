@@ -1,6 +1,7 @@
 import type { BenchContext } from '../run.js';
 import { startBaselineQueue, startBaselineWorker, startFloorWorker } from '../lib/baseline.js';
 import { envInt, round, type ScenarioResult } from '../lib/report.js';
+import type { Config } from '../../src/config/index.js';
 import { benchConfig, invoiceEvent, startProducer, startTaxsyncWorkers } from '../lib/taxsync.js';
 
 /** Calls/s between the 10% and the 90% mark of `n` PUTs (leaves out the start and the tail). */
@@ -31,28 +32,30 @@ export async function latencyBound(ctx: BenchContext): Promise<ScenarioResult[]>
   const n = envInt('BENCH_LATENCY_EVENTS', Math.max(2_000, Math.round((concurrency / latencyMs) * 1000 * 10)));
   const ideal = (concurrency / latencyMs) * 1000;
 
-  const producer = await startProducer(config, ctx.redis.url);
-  await producer.acceptAll(Array.from({ length: n }, (_, i) => invoiceEvent(`lat-${i}`, 1)));
-  ctx.api.reset();
-  ctx.api.delayMs = latencyMs;
+  // taxsync's queue and latest-state store holding `n` waiting invoices, the API answering late.
+  const filled = async (config: Config) => {
+    const producer = await startProducer(config, ctx.redis.url);
+    await producer.acceptAll(Array.from({ length: n }, (_, i) => invoiceEvent(`lat-${i}`, 1)));
+    ctx.api.reset();
+    ctx.api.delayMs = latencyMs;
+    return producer;
+  };
+
+  const producer = await filled(config);
   const workers = await startTaxsyncWorkers(config, ctx.redis.url, ctx.api.url);
   const taxsyncRate = await steadyRate(ctx, n, deadlineMs);
   await workers.stop();
   await producer.close();
   const sample = ctx.api.byRecord.get('lat-0')?.lastBody ?? '{}';
+  const bodyOf = (id: string) => sample.replace('"external_id":"lat-0"', `"external_id":"${id}"`);
   await ctx.redis.clear(prefix);
 
   // The floor (row 3c): scenario 2's floor worker (taxsync's record store around each prepared PUT)
   // at the same latency and concurrency, on taxsync's queue filled the same way.
   const floorPrefix = ctx.prefix('latency-floor');
   const floorConfig = benchConfig(ctx.redis.url, floorPrefix, ctx.api.url);
-  const floorProducer = await startProducer(floorConfig, ctx.redis.url);
-  await floorProducer.acceptAll(Array.from({ length: n }, (_, i) => invoiceEvent(`lat-${i}`, 1)));
-  ctx.api.reset();
-  ctx.api.delayMs = latencyMs;
-  const floorWorker = await startFloorWorker(ctx.redis.url, floorPrefix, ctx.api.url, concurrency, (id) => sample.replace('"external_id":"lat-0"', `"external_id":"${id}"`), floorConfig.trace, {
-    sendingAtRead: true,
-  });
+  const floorProducer = await filled(floorConfig);
+  const floorWorker = await startFloorWorker(ctx.redis.url, floorPrefix, ctx.api.url, concurrency, bodyOf, floorConfig.trace);
   const floorRate = await steadyRate(ctx, n, deadlineMs);
   await floorWorker.close();
   await floorProducer.close();
@@ -60,7 +63,7 @@ export async function latencyBound(ctx: BenchContext): Promise<ScenarioResult[]>
 
   const basePrefix = ctx.prefix('latency-base');
   const queue = await startBaselineQueue(ctx.redis.url, basePrefix, 'bench-latency');
-  await queue.addAll(Array.from({ length: n }, (_, i) => sample.replace('"external_id":"lat-0"', `"external_id":"lat-${i}"`)));
+  await queue.addAll(Array.from({ length: n }, (_, i) => bodyOf(`lat-${i}`)));
   ctx.api.reset();
   ctx.api.delayMs = latencyMs;
   const worker = await startBaselineWorker(ctx.redis.url, basePrefix, 'bench-latency', ctx.api.url, concurrency);

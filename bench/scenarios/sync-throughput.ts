@@ -47,9 +47,7 @@ export async function syncThroughput(ctx: BenchContext): Promise<ScenarioResult[
   api.reset();
   const floorStarted = performance.now();
   const floorWorker = await profiled('sync-floor', async () => {
-    const running = await startFloorWorker(redis.url, floorPrefix, api.url, concurrency, (id) => sample.replace('"external_id":"inv-0"', `"external_id":"${id}"`), floorConfig.trace, {
-      sendingAtRead: true,
-    });
+    const running = await startFloorWorker(redis.url, floorPrefix, api.url, concurrency, (id) => sample.replace('"external_id":"inv-0"', `"external_id":"${id}"`), floorConfig.trace);
     await api.waitForPuts(n, deadlineMs);
     return running;
   });
