@@ -1,9 +1,10 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import type { CanonicalEvent } from '../../src/domain/events.js';
+import type { CanonicalEvent, InvoiceCustomer } from '../../src/domain/events.js';
 import { parseRecordKeyString, type RecordKey } from '../../src/domain/record-key.js';
 import { createRedis } from '../../src/queue/connection.js';
+import { createCustomerWriters } from '../../src/queue/customer-writer.js';
 import { createKeys } from '../../src/queue/keys.js';
 import { QUEUE_NAMES } from '../../src/queue/names.js';
 import { createRecordStore } from '../../src/queue/record-state.js';
@@ -22,8 +23,8 @@ const putTransaction = (pool: Pool, body: string): Promise<number> => putTo(pool
 
 /** What the floor worker does besides the scenario 2 floor's steps. */
 export interface FloorOptions {
-  /** The invoice's customer facts to send first (record, prepared body, its hash), when it has a customer. */
-  customerOf?: (event: CanonicalEvent) => { key: RecordKey; body: string; hash: string } | undefined;
+  /** The invoice's customer facts to send first (record, the facts offered, prepared body, its hash), when it has a customer. */
+  customerOf?: (event: CanonicalEvent) => { key: RecordKey; offer: { customer: InvoiceCustomer; atMs: number }; body: string; hash: string } | undefined;
 }
 
 /** The bare minimum: one BullMQ queue whose jobs each hold a prepared PUT body. */
@@ -95,6 +96,7 @@ export async function startFloorWorker(
   const state = createRedis(redisUrl, 'worker');
   const keys = createKeys(prefix);
   const records = createRecordStore(state, keys);
+  const writers = createCustomerWriters(state, keys);
   const pool = new Pool(apiUrl, { connections: concurrency });
   const worker = new Worker(
     QUEUE_NAMES.transactions,
@@ -109,13 +111,14 @@ export async function startFloorWorker(
       const customer = options.customerOf?.(held.event);
       if (customer) {
         // The invoice's customer facts first (scenario 5's floor), as taxsync sends them: the
-        // customer's state read, its hash cleared before a different body goes out, the PUT, and
-        // the hash kept in one step.
-        const own = await records.read(customer.key);
-        if (own.sentHash !== customer.hash) {
-          if (own.sentHash !== undefined) await records.setFields(customer.key, { sent_hash: null });
+        // customer's writer lock taken with its state read, its hash cleared before a different
+        // body goes out, the PUT, and the hash kept with the lock given back.
+        const writer = await writers.take(customer.key, customer.offer);
+        if (writer.state.sentHash === customer.hash) await writer.release();
+        else {
+          if (writer.state.sentHash !== undefined) await writer.sending();
           await putTo(pool, '/v1/customers/', customer.body);
-          await records.factsSent(customer.key, own.appliedEvent?.id, customer.hash);
+          await writer.accepted(customer.hash);
         }
       }
       const status = await putTransaction(pool, bodyOf(record.external_id));

@@ -25,6 +25,7 @@ import { createRecordStore } from '../queue/record-state.js';
 import { createRefundLedger } from '../queue/refund-ledger.js';
 import { createVarianceStore } from '../variance/store.js';
 import { varianceThresholds } from '../variance/compute.js';
+import { createCustomerWriters } from '../queue/customer-writer.js';
 import { createRequeuer } from '../queue/requeue.js';
 import { createRecordWorker } from '../queue/worker.js';
 import { scheduleRetention } from '../dead-letters/retention-schedule.js';
@@ -102,9 +103,10 @@ export async function startWork(deps: {
   const vatLedger = createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs, claims });
   deps.metrics?.watchQueues(queueSource(queues, connection, keys));
 
+  const writers = createCustomerWriters(state, keys);
   const handlers: Record<WorkableQueue, RecordHandler> = {
     customers: customersQueueHandler({
-      customer: createCustomerHandler({ tax: deps.tax, settings: mapping }),
+      customer: createCustomerHandler({ tax: deps.tax, settings: mapping, writers }),
       exemption: createExemptionHandler({ tax: deps.tax, records, settings: mapping }),
     }),
     transactions: createTransactionHandler({
@@ -113,7 +115,7 @@ export async function startWork(deps: {
       ledger: createRefundLedger(state, keys),
       settings: mapping,
       variance: { store: createVarianceStore(state, keys), thresholds: varianceThresholds(config.taxVariance) },
-      requeue: (record) => requeuer.ensureQueued(record),
+      writers,
       ...originalFetch({ config, settings: deps.settings, connection, queues, state, keys }),
     }),
     'vat-submissions': createVatHandler({

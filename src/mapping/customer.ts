@@ -75,3 +75,29 @@ function hasTaxFacts(data: CustomerData): boolean {
     addressOut(data.addresses?.shipping) !== undefined
   );
 }
+
+/** A version of a customer's facts and its time (epoch ms): the customer's own event, or an invoice's. */
+export interface DatedFacts<T> {
+  data: T;
+  atMs: number;
+}
+
+/**
+ * The body a customer's writer sends (docs/mapping.md, "Customer facts before the invoice"): the
+ * customer's own data, with the newest facts an invoice stated laid over it when they are as new
+ * as it or newer (a tie goes to the invoice, which states them explicitly). The customer's own job
+ * and every invoice's job decide with this one rule, so whichever writes last writes the same,
+ * newest facts. `ignore` when there is nothing to send.
+ */
+export function mapCustomerFacts(
+  own: DatedFacts<CustomerData> | undefined,
+  facts: DatedFacts<InvoiceCustomer> | undefined,
+  ctx: MappingContext,
+): MapResult<CustomerRequest> {
+  if (facts !== undefined && (own === undefined || facts.atMs >= own.atMs)) {
+    const laid = mapInvoiceCustomer(facts.data, { ...ctx, ...(own ? { known: own.data } : {}) });
+    if (laid.kind !== 'ignore') return laid;
+  }
+  if (own !== undefined) return mapCustomer(own.data, ctx);
+  return { kind: 'ignore', reason: `customer ${ctx.key.external_id} has no facts to send` };
+}

@@ -5,7 +5,7 @@
  */
 export { DEFAULT_MAPPING_SETTINGS, MappingSettings, type MappingSettingsInput } from './settings.js';
 export type { MapResult, MappingContext, NotSent, RefundMapResult } from './result.js';
-export { customerStatus, customerType, mapCustomer, mapInvoiceCustomer, type InvoiceCustomerContext } from './customer.js';
+export { customerStatus, customerType, mapCustomer, mapCustomerFacts, mapInvoiceCustomer, type DatedFacts, type InvoiceCustomerContext } from './customer.js';
 export { cancelledInvoice, mapInvoice, mapInvoiceCancelled, type InvoiceCancelContext } from './invoice.js';
 export { cancelledRefund, mapRefund, mapRefundCancelled, netAmount, type RefundCancelContext, type RefundContext } from './refund.js';
 export {

@@ -7,16 +7,17 @@ import {
   cancelledRefund,
   mapInvoice,
   mapInvoiceCancelled,
-  mapInvoiceCustomer,
   mapRefund,
   mapRefundCancelled,
   type MappingSettings,
   type OriginalTransaction,
 } from '../mapping/index.js';
+import type { CustomerWriters } from '../queue/customer-writer.js';
 import type { AppliedWrites, RecordStore } from '../queue/record-state.js';
 import type { RefundLedger } from '../queue/refund-ledger.js';
 import { taxVariance, type VarianceThresholds } from '../variance/compute.js';
 import type { VarianceStore } from '../variance/store.js';
+import { invoiceCustomerFirst } from './customer-write.js';
 import type { FetchOriginal } from './fetch-original.js';
 import { accepted, acceptedOutcome, deleted, found, notSent } from './outcome.js';
 import { sentHash, unchanged } from './sent-hash.js';
@@ -31,8 +32,8 @@ export interface TransactionHandlerDeps {
   variance?: { store: VarianceStore; thresholds: VarianceThresholds; clock?: () => Date };
   /** Asks the platform for a refund's original taxsync never received (./fetch-original.ts); absent: the refund just waits. */
   fetchOriginal?: FetchOriginal;
-  /** Queues another record's job when it has unapplied versions and none (Requeuer.ensureQueued); absent: the recovery sweep does. */
-  requeue?: (record: RecordKey) => Promise<unknown>;
+  /** The customers' writer locks: an invoice's customer facts are written under the customer's (./customer-write.ts). */
+  writers: CustomerWriters;
 }
 
 /**
@@ -132,49 +133,6 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     };
   }
 
-  /**
-   * docs/mapping.md, "Customer facts before the invoice": the invoice's customer facts (exempt flag, type,
-   * tax number, addresses) reach PUT /v1/customers/ before the transaction that relies on them,
-   * unless the customer's own record is newer than the invoice (its facts win and are already
-   * sent) or the engine already holds them. Returns the outcome that stops the invoice, if any.
-   */
-  async function customerFirst(event: CanonicalEvent, invoice: InvoiceData): Promise<HandlerOutcome | undefined> {
-    const customer = invoice.customer;
-    if (customer === undefined) return undefined;
-    const customerKey = { kind: 'customer' as const, source: event.record.source, external_id: customer.external_id };
-    const state = await deps.records.read(customerKey);
-    const own = state.appliedEvent;
-    const known = own?.type === 'customer.upserted' ? own : undefined;
-    if (known && Date.parse(known.occurred_at) > Date.parse(event.occurred_at)) return undefined;
-    const mapped = mapInvoiceCustomer(customer, { key: customerKey, settings: deps.settings, ...(known ? { known: known.data } : {}) });
-    if (mapped.kind === 'ignore') return undefined;
-    if (mapped.kind !== 'send') return notSent(mapped);
-    // The body last accepted for this customer (by its own job or an earlier invoice) is what the
-    // engine holds: the same body again needs no call, a different one is sent.
-    const hash = sentHash(mapped.body);
-    if (state.sentHash === hash) return undefined;
-    // Only that the facts are stored matters here: an answer without a readable id is fine. The
-    // customer's hash is cleared before the call: a call that fails or a worker that dies after
-    // the service applied it would otherwise leave the hash of the body before, and the
-    // customer's next event with that body would be skipped (the engine keeping these facts).
-    if (state.sentHash !== undefined) await deps.records.setFields(customerKey, { sent_hash: null });
-    await accepted(() => deps.tax.customers.upsert(mapped.body));
-    // The customer's own newer version may have been sent while these older facts were on their
-    // way (it becomes the applied copy when its write goes out): they may have landed after it.
-    // The customer's newest version is then sent once more, after this write (a new version of
-    // the record, as when a job is taken over), instead of the engine keeping these facts. The
-    // check and the hash kept are one step (factsSent): a copy changed between the two would
-    // otherwise leave the hash of these facts beside the engine's newer ones.
-    const changed = await deps.records.factsSent(customerKey, own?.id, hash);
-    const after = changed?.applied;
-    if (after?.type === 'customer.upserted' && after.id !== known?.id && Date.parse(after.occurred_at) > Date.parse(event.occurred_at)) {
-      await deps.records.takenOver(customerKey);
-      await deps.requeue?.(customerKey);
-    }
-    // Any other change (an older version, a deletion): no hash is kept, so the next body is sent.
-    return undefined;
-  }
-
   const handle: RecordHandler = async (event, ctx) => {
     const key = ctx.record;
     const settings = deps.settings;
@@ -182,7 +140,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
       case 'invoice.upserted': {
         const mapped = mapInvoice(event.data, { key, settings });
         if (mapped.kind !== 'send') return notSent(mapped);
-        return (await customerFirst(event, event.data)) ?? upsert(mapped.body, 'invoice', ctx, { key, data: event.data });
+        return (await invoiceCustomerFirst(deps, event, event.data)) ?? upsert(mapped.body, 'invoice', ctx, { key, data: event.data });
       }
       case 'invoice.cancelled': {
         const previous = previousInvoice(ctx.state.appliedEvent);
@@ -254,7 +212,7 @@ export function createTransactionHandler(deps: TransactionHandlerDeps): RecordHa
     }
   };
   // An invoice upsert sends the invoice as held and never waits (its customer's facts go to the
-  // customer's own record): its read does sending()'s work. Cancellations keep other copies and
+  // customer's own record, under its writer lock): its read does sending()'s work. Cancellations keep other copies and
   // refunds wait, so they call sending() themselves.
   return Object.assign(handle, { sendsHeldEvent: ['invoice.upserted'] as const });
 }

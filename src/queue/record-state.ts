@@ -75,15 +75,6 @@ export interface RecordStore {
    * below the one applied changes nothing.
    */
   sending(key: RecordKey, seq: number, options: { copy?: string; eventJson?: string; clearOnly?: boolean }): Promise<void>;
-  /**
-   * A body was written to this record by another record's job (an invoice's customer facts) and
-   * accepted: its hash is kept as the record's `sent_hash` (skip unchanged) unless the record's
-   * applied copy is no longer the one that job read (`appliedId`, undefined: none), in one step.
-   * Returns undefined when kept; else the applied copy now (its event, undefined when it does not
-   * parse), and nothing is kept: the caller decides whether the record's own write may have
-   * landed first. No hash is always safe: the next body is sent whatever it is.
-   */
-  factsSent(key: RecordKey, appliedId: string | undefined, hash: string): Promise<{ applied: CanonicalEvent | undefined } | undefined>;
   /** Sets or clears bookkeeping fields of the record's state. */
   setFields(key: RecordKey, fields: StateFields): Promise<void>;
   /**
@@ -280,11 +271,6 @@ export function createRecordStore(connection: RedisClient, keys: Keys): RecordSt
     async takenOver(key) {
       const recordKey = recordKeyString(key);
       return Number(await redis.taxsyncTakenOver(keys.state(recordKey), keys.dirty, keys.event(recordKey), keys.applied(recordKey), recordKey));
-    },
-    async factsSent(key, appliedId, hash) {
-      const recordKey = recordKeyString(key);
-      const changed = await redis.taxsyncFactsSent(keys.state(recordKey), keys.applied(recordKey), appliedId ?? '', hash);
-      return changed === null ? undefined : { applied: parseStored(changed) };
     },
     async setFields(key, fields) {
       const stateKey = keys.state(recordKeyString(key));

@@ -335,25 +335,6 @@ if raw then redis.call('SET', KEYS[3], raw) end
 return 1
 `;
 
-// Keeps the hash of a body written to a record by another record's job (an invoice's customer
-// facts, docs/mapping.md) unless the record's applied copy changed since that job read it: then
-// the copy is returned, for the caller to decide whether the record's own newer write may have
-// landed first. One step, so the copy cannot change between that check and the hash being set.
-// KEYS: state, applied. ARGV: 1 the applied copy's event id as read ('' = none), 2 the hash.
-// Returns false when set, else the copy ('' when there is none now).
-const FACTS_SENT = `
-local raw = redis.call('GET', KEYS[2]) or redis.call('HGET', KEYS[1], 'applied_event')
-local id = ''
-if raw then
-  local ok, decoded = pcall(cjson.decode, raw)
-  -- A copy whose id cannot be read is never the one read (that id was a string).
-  id = (ok and type(decoded) == 'table' and type(decoded['id']) == 'string') and decoded['id'] or false
-end
-if id ~= ARGV[1] then return raw or '' end
-redis.call('HSET', KEYS[1], 'sent_hash', ARGV[2])
-return false
-`;
-
 // Appends trace lines (ARGV[3..], oldest first) after the pending 'received' line.
 // KEYS: state, event, applied, trace. ARGV: 1 trace max, 2 trace max age ms, then the lines.
 const TRACE = TRACE_LIB + `
@@ -430,8 +411,6 @@ export interface TaxsyncCommands {
   taxsyncTrace(stateKey: string, eventKey: string, appliedKey: string, traceKey: string, traceMax: number, traceMaxAgeMs: number, ...lines: string[]): Promise<number>;
   /** Newest first, with the pending 'received' line. */
   taxsyncReadTrace(stateKey: string, eventKey: string, appliedKey: string, traceKey: string): Promise<string[]>;
-  /** See FACTS_SENT: null when the hash was set, else the applied copy ('' = none). */
-  taxsyncFactsSent(stateKey: string, appliedKey: string, appliedId: string, hash: string): Promise<string | null>;
   /** See SENDING: `copy` '' = the event held, '-' = clear the hash only, else the copy to keep. */
   taxsyncSending(stateKey: string, eventKey: string, appliedKey: string, seq: number, copy: string): Promise<number>;
   /** See MARK_APPLIED_WITH: the number of keys first (the mark's six and the writes'). */
@@ -459,7 +438,6 @@ export function withScripts(client: RedisClient): Scripted {
     client.defineCommand('taxsyncReplayMark', { numberOfKeys: 4, lua: REPLAY_MARK });
     client.defineCommand('taxsyncReadState', { numberOfKeys: 3, lua: READ_STATE });
     client.defineCommand('taxsyncSending', { numberOfKeys: 3, lua: SENDING });
-    client.defineCommand('taxsyncFactsSent', { numberOfKeys: 2, lua: FACTS_SENT });
     defined.add(client);
   }
   return client as Scripted;

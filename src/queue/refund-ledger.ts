@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { RedisClient } from './connection.js';
 import { TaxsyncError } from '../domain/errors.js';
 import { money, Money, type Decimal } from '../domain/money.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
+import { acquireLease, setNx } from './lease.js';
 
 /**
  * The fraction of each invoice that its refunds claimed, so refunds of one invoice never add up
@@ -32,14 +32,9 @@ export interface RefundLedger {
   withInvoiceLock<T>(invoice: RecordKey, fn: () => Promise<T>): Promise<T>;
 }
 
-// Deletes the lock only if this holder still owns it.
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-// Extends the lock only if this holder still owns it.
-const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
 /**
- * Short, and renewed every third of it while its holder works: a holder that dies (a killed
- * worker) frees the invoice's refunds within LOCK_MS, while a live one keeps it however long its
- * calls take.
+ * Short, and renewed while its holder works (./lease.ts): a holder that dies (a killed worker)
+ * frees the invoice's refunds within LOCK_MS, while a live one keeps it however long its calls take.
  */
 const LOCK_MS = 15_000;
 
@@ -75,20 +70,12 @@ export function createRefundLedger(redis: RedisClient, keys: Keys): RefundLedger
     },
     async withInvoiceLock(invoice, fn) {
       const lock = `${key(invoice)}:lock`;
-      const token = randomUUID();
-      if ((await redis.set(lock, token, 'PX', LOCK_MS, 'NX')) !== 'OK') {
-        throw new TaxsyncError('RECORD_BUSY', `another refund of invoice ${invoice.external_id} is being sent`);
-      }
-      const renew = setInterval(() => {
-        // A failed renewal is harmless here: the next one (or the release) tries again.
-        redis.eval(EXTEND, 1, lock, token, LOCK_MS).catch(() => undefined);
-      }, LOCK_MS / 3);
-      renew.unref();
+      const held = await acquireLease(redis, lock, { ttlMs: LOCK_MS }, setNx(redis, lock, LOCK_MS));
+      if (held === undefined) throw new TaxsyncError('RECORD_BUSY', `another refund of invoice ${invoice.external_id} is being sent`);
       try {
         return await fn();
       } finally {
-        clearInterval(renew);
-        await redis.eval(RELEASE, 1, lock, token);
+        await held.lease.release();
       }
     },
   };

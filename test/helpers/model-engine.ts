@@ -52,6 +52,8 @@ export interface ModelEngine {
   writes: EngineWrite[];
   /** Things a tax engine must never be made to hold (linked refunds past the whole). A refund linked to no live original is refused (422). */
   violations: string[];
+  /** Writes of one record that arrived while another write of it was still being handled, as `<key>: <method> while <method>`. */
+  overlaps: string[];
   /** Decides the fault of the n-th write (0-based) of a record; default: none. */
   faults: (key: string, n: number) => Fault;
   /** Milliseconds the n-th write of a record is held after it arrived, before it is applied (a slow service); default 0. */
@@ -82,6 +84,7 @@ export async function startModelEngine(): Promise<ModelEngine> {
     exemptions: new Map(),
     writes: [],
     violations: [],
+    overlaps: [],
     faults: () => 'ok',
     delays: () => 0,
     close: () => api.close(),
@@ -97,8 +100,23 @@ export async function startModelEngine(): Promise<ModelEngine> {
     };
   };
 
-  /** Runs a write under its fault: `apply` is called only when the fault lets it be applied. */
+  const inFlight = new Map<string, string[]>();
+
+  /** Runs a write under its fault, noting any other write of the record still being handled meanwhile. */
   async function write(res: ServerResponse, method: string, key: string, body: unknown, apply: () => { status: number; answer?: unknown }): Promise<void> {
+    const handling = inFlight.get(key) ?? [];
+    if (handling.length > 0) engine.overlaps.push(`${key}: ${method} while ${handling.join(', ')}`);
+    handling.push(method);
+    inFlight.set(key, handling);
+    try {
+      await handleWrite(res, method, key, body, apply);
+    } finally {
+      handling.splice(handling.indexOf(method), 1);
+    }
+  }
+
+  /** Runs a write under its fault: `apply` is called only when the fault lets it be applied. */
+  async function handleWrite(res: ServerResponse, method: string, key: string, body: unknown, apply: () => { status: number; answer?: unknown }): Promise<void> {
     const n = writeCounts.get(key) ?? 0;
     writeCounts.set(key, n + 1);
     const fault = engine.faults(key, n);

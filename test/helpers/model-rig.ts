@@ -12,6 +12,7 @@ import { createTransactionHandler } from '../../src/processors/transaction.js';
 import type { DeadLetterEntry } from '../../src/queue/dead-letter.js';
 import { RECORD_QUEUES } from '../../src/queue/names.js';
 import type { RecordStore } from '../../src/queue/record-state.js';
+import { createCustomerWriters, type CustomerWriterOptions, type CustomerWriters } from '../../src/queue/customer-writer.js';
 import { createRefundLedger, type RefundLedger } from '../../src/queue/refund-ledger.js';
 import { pipelineDlqDeps } from './dead-letters.js';
 import { startModelEngine, type Fault, type ModelEngine } from './model-engine.js';
@@ -33,7 +34,9 @@ export type CrashPoint =
   /** After the mark, before BullMQ completes the job. */
   | 'after-mark'
   /** After a refund's write was answered, before its share is recorded in the refund ledger. */
-  | 'before-ledger';
+  | 'before-ledger'
+  /** After a customer's write was answered (its own job's or an invoice's), before its hash is kept and its writer lock given back: the lock is left to expire. */
+  | 'after-customer-call';
 
 export interface Crash {
   point: CrashPoint;
@@ -84,6 +87,8 @@ export async function startModelRig(
     stalledIntervalMs?: number;
     /** Runs before each mark of a version as applied (a test races an operator's command with the job here). */
     beforeMark?: (record: RecordKey, seq: number) => Promise<void>;
+    /** The customers' writer locks: time to live and how long a writer waits. @defaultValue the product's */
+    writer?: CustomerWriterOptions;
   } = {},
 ): Promise<ModelRig> {
   const prefix = uniquePrefix();
@@ -136,9 +141,10 @@ export async function startModelRig(
       return ledger.record(invoice, refund, fraction);
     },
   };
+  const writers = crashingWriters(createCustomerWriters(pipeline.producerConnection, pipeline.keys, options.writer), maybeCrash);
   const settings = DEFAULT_SETTINGS.mapping;
-  const transactions = createTransactionHandler({ tax: clients.tax, records: pipeline.records, ledger: crashingLedger, settings, requeue: (record) => pipeline.requeuer.ensureQueued(record) });
-  const customer = createCustomerHandler({ tax: clients.tax, settings });
+  const transactions = createTransactionHandler({ tax: clients.tax, records: pipeline.records, ledger: crashingLedger, settings, writers });
+  const customer = createCustomerHandler({ tax: clients.tax, settings, writers });
   const exemption = createExemptionHandler({ tax: clients.tax, records: pipeline.records, settings });
   const queues = options.queues ?? ['customers', 'transactions'];
   for (let i = 0; i < (options.workers ?? 1); i++) {
@@ -195,6 +201,35 @@ export async function startModelRig(
     },
   });
   return rig;
+}
+
+/**
+ * Writers that can be stopped after a customer's write was answered, as a killed worker is: the
+ * hash is not kept and the lock is not given back (it expires by itself).
+ */
+function crashingWriters(writers: CustomerWriters, maybeCrash: (point: CrashPoint, record: string) => Promise<void>): CustomerWriters {
+  return {
+    async take(customer, offer) {
+      const writer = await writers.take(customer, offer);
+      let dead = false;
+      return {
+        state: writer.state,
+        sending: (options) => writer.sending(options),
+        async accepted(hash) {
+          try {
+            await maybeCrash('after-customer-call', customer.external_id);
+          } catch (crash) {
+            dead = true;
+            writer.abandon();
+            throw crash;
+          }
+          return writer.accepted(hash);
+        },
+        release: () => (dead ? Promise.resolve() : writer.release()),
+        abandon: () => writer.abandon(),
+      };
+    },
+  };
 }
 
 /** The dead-letter entries of one record. */

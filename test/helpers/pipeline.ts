@@ -16,6 +16,7 @@ import type { RecordHandler } from '../../src/processors/types.js';
 import type { TaxClient } from '../../src/api/index.js';
 import { DEFAULT_SETTINGS } from '../../src/config/settings.js';
 import { createTransactionHandler } from '../../src/processors/transaction.js';
+import { createCustomerWriters, type CustomerWriters } from '../../src/queue/customer-writer.js';
 import { createRefundLedger } from '../../src/queue/refund-ledger.js';
 
 export interface Pipeline {
@@ -25,6 +26,8 @@ export interface Pipeline {
   deadLetters: DeadLetterStore;
   keys: Keys;
   producerConnection: Redis;
+  /** The customers' writer locks the customer and transaction handlers share. */
+  writers: CustomerWriters;
   /** The requeuer the workers use (its sweep is the daemon's recovery sweep). */
   requeuer: Requeuer;
   startWorker(queue: QueueName, handler: RecordHandler, options?: { concurrency?: number }): Promise<Worker>;
@@ -82,6 +85,7 @@ export async function createPipeline(
     deadLetters,
     keys,
     producerConnection,
+    writers: createCustomerWriters(producerConnection, keys),
     requeuer,
     async startWorker(queue, handler, workerOptions = {}) {
       const connection = createRedis(url, 'worker');
@@ -153,6 +157,7 @@ export function startTransactionsWorker(pipeline: Pipeline, tax: TaxClient): Pro
       records: pipeline.records,
       ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys),
       settings: DEFAULT_SETTINGS.mapping,
+      writers: pipeline.writers,
     }),
   );
 }

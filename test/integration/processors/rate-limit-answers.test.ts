@@ -34,7 +34,7 @@ describe('rate limits that say "retry now"', () => {
     ['a Retry-After date already past', 'Wed, 21 Oct 2015 07:28:00 GMT'],
   ])('pauses the queue and succeeds without using an attempt on a 429 with %s', async (_what, retryAfter) => {
     emulator.faults.set([{ kind: 'answer', route: 'customers.upsert', status: 429, headers: { 'retry-after': retryAfter }, times: 3 }]);
-    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings: DEFAULT_SETTINGS.mapping }));
+    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings: DEFAULT_SETTINGS.mapping, writers: pipeline.writers }));
 
     await pipeline.producer.accept({ events: [customerEvent(1)] });
 
@@ -54,7 +54,7 @@ describe('rate limits that say "retry now"', () => {
 
   it('pauses the queue at most 15 minutes however long the Retry-After (a gateway asking for days would stop every record that long)', async () => {
     emulator.faults.set([{ kind: 'answer', route: 'customers.upsert', status: 429, headers: { 'retry-after': String(30 * 86_400) }, times: 1 }]);
-    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings: DEFAULT_SETTINGS.mapping }));
+    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings: DEFAULT_SETTINGS.mapping, writers: pipeline.writers }));
 
     await pipeline.producer.accept({ events: [customerEvent(1)] });
 

@@ -47,7 +47,7 @@ describe('skip unchanged', () => {
     });
     const clients = ctx.connect();
     await startTransactionsWorker(pipeline, clients.tax);
-    await pipeline.startWorker('customers', createCustomerHandler({ tax: clients.tax, settings: DEFAULT_SETTINGS.mapping }));
+    await pipeline.startWorker('customers', createCustomerHandler({ tax: clients.tax, settings: DEFAULT_SETTINGS.mapping, writers: pipeline.writers }));
   });
   afterEach(async () => {
     await pipeline.close();

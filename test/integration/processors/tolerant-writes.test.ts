@@ -184,7 +184,7 @@ describe('writes accepted with answers taxsync cannot fully read', () => {
   it('records a customer upsert answered 200 with only its name as done, the id read back by key', async () => {
     ctx.api.on('PUT /v1/customers/', replyJson(200, { name: 'C-5 version 1', customer_type: 'b2b_marketplace', customer_status: null }));
     ctx.api.on('GET /v1/customers/api/C-5', replyJson(200, { id: CUSTOMER_ID, source: 'api', external_id: 'C-5', tax_number: null }));
-    await pipeline.startWorker('customers', createCustomerHandler({ tax: ctx.connect().tax, settings: DEFAULT_SETTINGS.mapping }));
+    await pipeline.startWorker('customers', createCustomerHandler({ tax: ctx.connect().tax, settings: DEFAULT_SETTINGS.mapping, writers: pipeline.writers }));
 
     await pipeline.producer.accept({ events: [canonical(erpCustomer('C-5', 1))] });
     const customer = { kind: 'customer' as const, source: 'api', external_id: 'C-5' };

@@ -133,6 +133,7 @@ describe('a waiting refund fetches its missing original from the platform', () =
         records: pipeline.records,
         ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys),
         settings: DEFAULT_SETTINGS.mapping,
+        writers: pipeline.writers,
         fetchOriginal,
       }),
     );

@@ -97,7 +97,7 @@ describe('refunds waiting for their original', () => {
     const clients = ctx.connect();
     await pipeline.startWorker(
       'transactions',
-      createTransactionHandler({ tax: clients.tax, records: pipeline.records, ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys), settings: DEFAULT_SETTINGS.mapping }),
+      createTransactionHandler({ tax: clients.tax, records: pipeline.records, ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys), settings: DEFAULT_SETTINGS.mapping, writers: pipeline.writers }),
     );
     await pipeline.startWorker('customers', createExemptionHandler({ tax: clients.tax, records: pipeline.records, settings: DEFAULT_SETTINGS.mapping }));
   }

@@ -193,34 +193,3 @@ describe('record state: markApplied', () => {
     expect(await ctx.redis.hmget(rig.keys.state(rk), 'event', 'applied_event')).toEqual([null, null]);
   });
 });
-
-describe('record state: factsSent (a body written to the record by another record\'s job)', () => {
-  const ctx = useRedis();
-  const rig = useQueueRig(ctx);
-
-  it('keeps the hash when the applied copy is still the one read, none yet included', async () => {
-    expect(await rig.records.factsSent(RECORD, undefined, 'hash-a')).toBeUndefined();
-    expect((await rig.records.read(RECORD)).sentHash).toBe('hash-a');
-
-    await rig.producer.accept({ events: [version(1)] });
-    const state = await rig.records.read(RECORD);
-    await rig.records.markApplied(RECORD, state.seq, state.event, new Date());
-    expect(await rig.records.factsSent(RECORD, version(1).id, 'hash-b')).toBeUndefined();
-    expect((await rig.records.read(RECORD)).sentHash).toBe('hash-b');
-  });
-
-  it('keeps no hash and hands back the copy when the record\'s own newer version went out since it was read', async () => {
-    await rig.producer.accept({ events: [version(1)] });
-    const first = await rig.records.read(RECORD);
-    await rig.records.markApplied(RECORD, first.seq, first.event, new Date(), { fields: { sent_hash: 'own-1' } });
-    // The facts' job read the record here (applied copy: version 1); then the record's own job
-    // sends version 2 (the copy becomes version 2, the hash is cleared) before the facts' answer.
-    await rig.producer.accept({ events: [version(2)] });
-    const second = await rig.records.read(RECORD);
-    await rig.records.sending(RECORD, second.seq, {});
-
-    const changed = await rig.records.factsSent(RECORD, version(1).id, 'facts');
-    expect(changed?.applied).toEqual(version(2));
-    expect((await rig.records.read(RECORD)).sentHash).toBeUndefined();
-  });
-});

@@ -82,8 +82,8 @@ describe('taxsync reconcile (pipeline + emulator + real Redis)', () => {
     pipeline = await createPipeline(ctx.url, ctx.prefix);
     const refunds = createRefundLedger(pipeline.producerConnection, pipeline.keys);
     const settings = DEFAULT_SETTINGS.mapping;
-    await pipeline.startWorker('transactions', createTransactionHandler({ tax: api.tax, records: pipeline.records, ledger: refunds, settings }));
-    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings }));
+    await pipeline.startWorker('transactions', createTransactionHandler({ tax: api.tax, records: pipeline.records, ledger: refunds, settings, writers: pipeline.writers }));
+    await pipeline.startWorker('customers', createCustomerHandler({ tax: api.tax, settings, writers: pipeline.writers }));
     deps = { redis: pipeline.producerConnection, keys: pipeline.keys, records: pipeline.records, refunds, tax: api.tax, settings };
     await pipeline.producer.accept({ events: EVENTS });
     await settled();

@@ -60,6 +60,7 @@ describe('tax charged against tax computed (pipeline + emulator)', () => {
         records: pipeline.records,
         ledger: createRefundLedger(pipeline.producerConnection, pipeline.keys),
         settings: DEFAULT_SETTINGS.mapping,
+        writers: pipeline.writers,
         variance: { store, thresholds: DEFAULT_VARIANCE_THRESHOLDS },
       }),
     );
