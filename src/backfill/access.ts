@@ -38,3 +38,11 @@ function accessOf(platforms: Config['platforms'], platform: Platform): PlatformA
     ? { platform, apiUrl, consumerKey, consumerSecret, pagePauseMs }
     : { missing: "WOOCOMMERCE_API_URL, WOOCOMMERCE_CONSUMER_KEY and WOOCOMMERCE_CONSUMER_SECRET must be set: taxsync reads the site's orders with a REST API key (Read)" };
 }
+
+/** platformAccess for a connection's own API settings (docs/connections.md): a connection reads its own account. */
+export function connectionAccess(connection: { platform: string; api: unknown }): ReturnType<typeof platformAccess> | undefined {
+  if (!(PLATFORMS as readonly string[]).includes(connection.platform)) return undefined;
+  const platform = connection.platform as Platform;
+  if (connection.api === undefined) return { ok: false, missing: `the ${platform} connection has no API credentials (its "api" in the connections file)` };
+  return platformAccess({ [platform]: connection.api } as unknown as Config['platforms'], platform);
+}

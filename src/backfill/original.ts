@@ -1,7 +1,8 @@
-import type { Config } from '../config/index.js';
-import { platformAccess } from './access.js';
+import type { Connection } from '../config/connections.js';
+import { platformIdOf, type ConnectionKeys } from '../domain/connection.js';
+import { connectionAccess } from './access.js';
 import { PlatformHttpError } from './get.js';
-import { fetchShopifyOrder, type BackfillDelivery } from './shopify.js';
+import { fetchShopifyOrder, namespacedBackfill, type BackfillDelivery } from './shopify.js';
 import { fetchStripeInvoice } from './stripe.js';
 import { fetchWooOrder } from './woocommerce.js';
 
@@ -38,15 +39,36 @@ function notFoundIsAnAnswer(fetch: (id: string, source: string) => Promise<Backf
   };
 }
 
-/** The fetchers of the platforms whose credentials are configured (platformAccess), by connector id. */
-export function originalFetchers(platforms: Config['platforms'], tuning: OriginalFetchTuning): Readonly<Record<string, OriginalFetcher>> {
+/**
+ * The fetchers of the connections whose platform credentials are configured (connectionAccess),
+ * by connection id. Each asks its own account for the platform's id (the connection's prefix taken
+ * off) and writes what comes back as the connection does (docs/connections.md).
+ */
+export function originalFetchers(connections: readonly Connection[], tuning: OriginalFetchTuning): Readonly<Record<string, OriginalFetcher>> {
   const get = { timeoutMs: tuning.timeoutMs, rateLimitRetries: tuning.rateLimitRetries, maxRetryWaitMs: tuning.maxRetryWaitMs, sleep: tuning.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))) };
   const fetchers: Record<string, OriginalFetcher> = {};
-  const stripe = platformAccess(platforms, 'stripe');
-  if (stripe.ok) fetchers.stripe = notFoundIsAnAnswer((id, source) => fetchStripeInvoice({ ...get, ...stripe.access }, id, source));
-  const shopify = platformAccess(platforms, 'shopify');
-  if (shopify.ok) fetchers.shopify = notFoundIsAnAnswer((id, source) => fetchShopifyOrder({ ...get, ...shopify.access }, id, source));
-  const woocommerce = platformAccess(platforms, 'woocommerce');
-  if (woocommerce.ok) fetchers.woocommerce = notFoundIsAnAnswer((id, source) => fetchWooOrder({ ...get, ...woocommerce.access }, id, source));
+  for (const connection of connections) {
+    const access = connectionAccess(connection);
+    if (access?.ok !== true) continue;
+    const a = access.access;
+    const fetch =
+      a.platform === 'stripe'
+        ? (id: string, source: string) => fetchStripeInvoice({ ...get, ...a }, id, source)
+        : a.platform === 'shopify'
+          ? (id: string, source: string) => fetchShopifyOrder({ ...get, ...a }, id, source)
+          : (id: string, source: string) => fetchWooOrder({ ...get, ...a }, id, source);
+    fetchers[connection.id] = asConnection(connection, notFoundIsAnAnswer(fetch));
+  }
   return fetchers;
+}
+
+/** A platform's fetcher as `connection` asks it: the platform's own id, and what comes back namespaced. */
+function asConnection(connection: ConnectionKeys, fetch: OriginalFetcher): OriginalFetcher {
+  return async (externalId) => {
+    const platformId = platformIdOf(externalId, connection);
+    if (platformId === undefined) return { kind: 'not-found' };
+    const answer = await fetch(platformId, connection.source);
+    if (answer.kind !== 'found') return answer;
+    return { kind: 'found', deliveries: answer.deliveries.map((d) => ({ ...d, result: namespacedBackfill(d.result, connection) })) };
+  };
 }

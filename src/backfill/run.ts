@@ -1,7 +1,8 @@
+import type { ConnectionKeys } from '../domain/connection.js';
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import type { Producer } from '../queue/producer.js';
-import { shopifyBackfillDeliveries, type BackfillDelivery, type OrderLister } from './shopify.js';
+import { namespacedBackfill, shopifyBackfillDeliveries, type BackfillDelivery, type OrderLister } from './shopify.js';
 import { wooBackfillDeliveries } from './woocommerce.js';
 import { backfillEvents, type StripeLister, type StripeResource } from './stripe.js';
 
@@ -30,7 +31,8 @@ interface CommonDeps {
   redis: RedisClient;
   keys: Pick<Keys, 'prefix'>;
   producer: Pick<Producer, 'accept' | 'isDuplicateDelivery'>;
-  source: string;
+  /** The connection read (docs/connections.md): its source, its prefix on every id, its own dedupe and checkpoint. */
+  connection: ConnectionKeys;
   onProgress?: (resource: string, listed: number) => void;
 }
 
@@ -79,19 +81,21 @@ export async function acceptDelivery(
 }
 
 /** acceptDelivery, counted in the run's summary. */
-async function acceptCounted(deps: CommonDeps, connector: string, summary: BackfillSummary, delivery: BackfillDelivery, checkpoint: Checkpoint | undefined): Promise<void> {
-  const outcome = await acceptDelivery(deps, connector, delivery, checkpoint && { checkpoint });
+async function acceptCounted(deps: CommonDeps, summary: BackfillSummary, read: BackfillDelivery, checkpoint: Checkpoint | undefined): Promise<void> {
+  const delivery = { ...read, result: namespacedBackfill(read.result, deps.connection) };
+  const outcome = await acceptDelivery(deps, deps.connection.id, delivery, checkpoint && { checkpoint });
   if (outcome === 'invalid') summary.invalid.push({ id: delivery.objectId, message: delivery.result.kind === 'invalid' ? delivery.result.message : 'invalid' });
   else summary[outcome] += 1;
 }
 
-const checkpointKeyOf = (deps: CommonDeps, platform: string, since: Date) => `${deps.keys.prefix}:backfill:${platform}:${Math.floor(since.getTime() / 1000)}`;
+// A platform's default connection has the platform's name: its checkpoints are where they were.
+const checkpointKeyOf = (deps: CommonDeps, since: Date) => `${deps.keys.prefix}:backfill:${deps.connection.id}:${Math.floor(since.getTime() / 1000)}`;
 
 const RESOURCES: readonly StripeResource[] = ['invoices', 'credit_notes'];
 const CHECKPOINT_TTL_MS = 7 * 86_400_000;
 
 export async function runStripeBackfill(deps: BackfillDeps, options: { since: Date; fresh?: boolean }): Promise<BackfillSummary> {
-  const checkpointKey = checkpointKeyOf(deps, 'stripe', options.since);
+  const checkpointKey = checkpointKeyOf(deps, options.since);
   if (options.fresh) await deps.redis.del(checkpointKey);
   const stored = await deps.redis.get(checkpointKey);
   const summary: BackfillSummary = { listed: 0, queued: 0, known: 0, ignored: 0, invalid: [], resumed_after: stored };
@@ -105,9 +109,9 @@ export async function runStripeBackfill(deps: BackfillDeps, options: { since: Da
       const page = await deps.lister.page(resource, options.since, after);
       for (const object of page.data) {
         summary.listed += 1;
-        const { id, result } = backfillEvents(resource, object, deps.source);
+        const { id, result } = backfillEvents(resource, object, deps.connection.source);
         const checkpoint = { key: checkpointKey, value: `${resource} ${object.id}`, ttlMs: CHECKPOINT_TTL_MS };
-        await acceptCounted(deps, 'stripe', summary, { objectId: object.id, id, result }, checkpoint);
+        await acceptCounted(deps, summary, { objectId: object.id, id, result }, checkpoint);
       }
       deps.onProgress?.(resource, summary.listed);
       const last = page.data[page.data.length - 1];
@@ -131,7 +135,7 @@ export async function runOrdersBackfill(
   options: { since: Date; fresh?: boolean },
 ): Promise<BackfillSummary> {
   const deliveriesOf = platform === 'shopify' ? shopifyBackfillDeliveries : wooBackfillDeliveries;
-  const checkpointKey = checkpointKeyOf(deps, platform, options.since);
+  const checkpointKey = checkpointKeyOf(deps, options.since);
   if (options.fresh) await deps.redis.del(checkpointKey);
   const stored = await deps.redis.get(checkpointKey);
   const summary: BackfillSummary = { listed: 0, queued: 0, known: 0, ignored: 0, invalid: [], resumed_after: stored };
@@ -147,11 +151,11 @@ export async function runOrdersBackfill(
       skipThrough = undefined;
     }
     for (const order of orders) {
-      const deliveries = deliveriesOf(order, deps.source);
+      const deliveries = deliveriesOf(order, deps.connection.source);
       const checkpoint = { key: checkpointKey, value: `orders ${String(order.id)} ${cursor ?? '-'}`, ttlMs: CHECKPOINT_TTL_MS };
       for (const [i, delivery] of deliveries.entries()) {
         summary.listed += 1;
-        await acceptCounted(deps, platform, summary, delivery, i === deliveries.length - 1 ? checkpoint : undefined);
+        await acceptCounted(deps, summary, delivery, i === deliveries.length - 1 ? checkpoint : undefined);
       }
     }
     deps.onProgress?.('orders', summary.listed);

@@ -1,3 +1,5 @@
+import { namespaceEvents } from '../connectors/namespace.js';
+import type { ConnectionKeys } from '../domain/connection.js';
 import LinkHeader from 'http-link-header';
 import { z } from 'zod';
 import type { CanonicalEvent } from '../domain/events.js';
@@ -106,6 +108,13 @@ function nextPageInfo(header: string | string[] | undefined, ordersUrl: URL): st
 }
 
 export type BackfillMapResult = { kind: 'events'; events: CanonicalEvent[] } | { kind: 'ignored'; reason: string } | { kind: 'invalid'; message: string };
+
+/** A backfilled object's events as its connection writes them (namespaceEvents); one the prefix makes invalid makes the object invalid. */
+export function namespacedBackfill(result: BackfillMapResult, connection: ConnectionKeys): BackfillMapResult {
+  if (result.kind !== 'events') return result;
+  const { events, problems } = namespaceEvents(result.events, connection);
+  return problems.length === 0 ? { kind: 'events', events } : { kind: 'invalid', message: problems.map((p) => p.message).join('; ') };
+}
 
 /** One delivery a backfilled object stands for: its id (dedupe) and what the connector maps it to. */
 export interface BackfillDelivery {

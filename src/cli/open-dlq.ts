@@ -18,7 +18,7 @@ export async function openDlq(booted: Booted, options: { actor?: string } = {}):
   });
   const queues = createQueues(connection, config.redis.prefix);
   return {
-    deps: createDlqDeps(connection, queues, config, settings, options),
+    deps: createDlqDeps(connection, queues, config, settings, { ...options, connections: booted.connections }),
     redis: connection,
     async close() {
       await closeQueues(queues);

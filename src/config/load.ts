@@ -224,6 +224,7 @@ const EnvSchema = z.object({
   TAXSYNC_DATA_DIR: z.preprocess(blankToUndefined, z.string().default('.taxsync')),
   TAXSYNC_SHUTDOWN_DEADLINE_MS: int(1_000, 600_000, 25_000),
   TAXSYNC_CONFIG: optionalString,
+  TAXSYNC_CONNECTIONS: optionalString,
   LOG_LEVEL: z.preprocess(
     (v) => (typeof v === 'string' ? blankToUndefined(v.toLowerCase()) : v),
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).optional(),
@@ -325,6 +326,8 @@ function buildConfig(env: Env) {
     /** What a webhook's 2xx waits for besides EXEC (docs/configuration.md, "Acknowledgement durability"). */
     ack: { durability: env.TAXSYNC_ACK_DURABILITY, timeoutMs: env.TAXSYNC_ACK_TIMEOUT_MS },
     configFile: env.TAXSYNC_CONFIG,
+    /** The connections file (docs/connections.md); unset: one default connection per platform, from its variables. */
+    connectionsFile: env.TAXSYNC_CONNECTIONS,
     /** The daemon's level (`start`, `serve`, `work`); default info. */
     logLevel: env.LOG_LEVEL ?? 'info',
     /** LOG_LEVEL as set, if it is: the other commands log at warn unless it (or --verbose) says otherwise. */

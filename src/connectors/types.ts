@@ -20,6 +20,11 @@ export interface ConnectorSettings {
   secrets: readonly Secret[];
   /** Allowed clock skew for signed timestamps, in seconds (default 300). */
   toleranceSeconds: number;
+  /**
+   * The connection the delivery came to (docs/connections.md), when not the platform's default:
+   * the ERP accepts it as its events' `connector` besides `erp`. @defaultValue the platform's id
+   */
+  connection?: string;
 }
 
 export type VerifyResult = { ok: true } | { ok: false; reason: string };
@@ -108,6 +113,29 @@ export interface ConnectorConfig {
    * @defaultValue none: the platform's API is not read
    */
   readonly platformApi?: PlatformApiSchema;
+  /**
+   * The shapes of the external ids this platform gives (docs/connections.md, "Prefixes"):
+   * `canBegin(text)` says whether one of them can begin with `text`. Two connections of one source
+   * whose prefixes differ by such a text could write the same key, so the configuration refuses them.
+   * @defaultValue any text (the ids are chosen by the seller: every prefix must be apart)
+   */
+  readonly externalIds?: { readonly described: string; canBegin(text: string): boolean };
+  /**
+   * The header in which the platform names the shop a delivery comes from (Shopify
+   * `x-shopify-shop-domain`, WooCommerce `x-wc-webhook-source`), and how a value is compared. A
+   * connection that declares its `shop` refuses a delivery naming another.
+   * @defaultValue none: the platform names no shop
+   */
+  readonly shopHeader?: { readonly name: string; readonly example: string; normalise(value: string): string };
+}
+
+/**
+ * Whether one of the ids made of `literals` followed by digits (with `-` between groups where the
+ * shape has it) can begin with `text`: the platforms whose ids are numbers (`1001`,
+ * `refund-1001-2`, `guest-order-1001`).
+ */
+export function numberedIdsCanBegin(literals: readonly string[], text: string): boolean {
+  return literals.some((literal) => (text.length <= literal.length ? literal.startsWith(text) : text.startsWith(literal) && /^\d+(-\d*)?$|^$/.test(text.slice(literal.length))));
 }
 
 /** A connector's platform-API variables (`.in.shape` names them) and what they become. */

@@ -1,13 +1,16 @@
 import type { LevelWithSilent } from 'pino';
 import { loadConfig, type Config } from '../config/index.js';
 import { loadSettings, type Settings } from '../config/settings.js';
+import { loadConnections, type Connections } from '../config/connections.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createLifecycle, exitOnSignals, type Lifecycle } from './lifecycle.js';
-import { withZeroConfigVat } from '../vat-ops/zero-config.js';
+import { withZeroConfigConnections, withZeroConfigVat } from '../vat-ops/zero-config.js';
 
 export interface Booted {
   config: Config;
   settings: Settings;
+  /** The connections (docs/connections.md): the TAXSYNC_CONNECTIONS file's and each platform's default. */
+  connections: Connections;
   logger: Logger;
   lifecycle: Lifecycle;
 }
@@ -41,6 +44,7 @@ export function cliLogLevel(set: LevelWithSilent | undefined, verbose: boolean):
 export function boot(name: string, options: BootOptions = {}): Booted {
   const config = loadConfig();
   const settings = withZeroConfigVat(config, loadSettings(config.configFile));
+  const connections = withZeroConfigConnections(config, loadConnections(config, settings));
   const cli = options.logToStderr === true;
   const logger = cli
     ? createLogger({
@@ -54,5 +58,5 @@ export function boot(name: string, options: BootOptions = {}): Booted {
   // The commands reach the daemon's emulator (src/daemon/find-daemon.ts): only a daemon sends to one.
   if (config.usesEmulator && !cli) logger.warn('TAX_API_URL is not set: taxsync talks to the built-in emulator, not a real tax engine');
   if (config.allowInsecureHttp) logger.warn('TAXSYNC_ALLOW_INSECURE_HTTP=1: plain http to non-loopback API hosts is allowed (local trials only)');
-  return { config, settings, logger, lifecycle };
+  return { config, settings, connections, logger, lifecycle };
 }

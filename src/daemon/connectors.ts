@@ -1,36 +1,45 @@
-import type { Secret } from '../domain/secret.js';
 import type { Config } from '../config/index.js';
-import type { Settings } from '../config/settings.js';
-import { CONNECTOR_LIST, secretsWithDev } from '../connectors/registry.js';
+import { connectionsOf, type Connection, type Connections } from '../config/connections.js';
+import { CONNECTOR_LIST } from '../connectors/registry.js';
 import type { Connector } from '../connectors/types.js';
+import { Secret } from '../domain/secret.js';
 import type { EnabledConnector } from '../http/webhooks.js';
 
-export type SecretsById = Readonly<Record<string, readonly Secret[]>>;
-
 /**
- * A connector is enabled when its secret is set; its source comes from settings (else its
- * default), never a payload. `connectors`: the registry's, and in a test its own platform too.
+ * A connection takes webhooks at `/webhooks/<its id>` when it has a webhook secret; its source and
+ * prefix come from the configuration, never a payload. `connectors`: the registry's, and in a test
+ * its own platform too.
  */
-export function enabledConnectors(
-  secrets: SecretsById,
-  settings: Settings,
-  config: Config,
+export function enabledConnections(
+  connections: Connections,
+  config: Pick<Config, 'webhooks'>,
   connectors: readonly Connector[] = CONNECTOR_LIST,
 ): Record<string, EnabledConnector> {
   const enabled: Record<string, EnabledConnector> = {};
-  for (const connector of connectors) {
-    const accepted = secrets[connector.id] ?? [];
-    if (accepted.length === 0) continue;
-    enabled[connector.id] = {
+  for (const connection of connections.list) {
+    const connector = connectors.find((c) => c.id === connection.platform);
+    if (connector === undefined || connection.webhookSecrets.length === 0) continue;
+    enabled[connection.id] = {
       connector,
-      // sourceOf's rule, with the connector's own default (it may be one given besides the registry).
-      settings: { source: settings.sources[connector.id] ?? connector.defaultSource, secrets: accepted, toleranceSeconds: config.webhooks.toleranceSeconds },
+      connection,
+      settings: { source: connection.source, secrets: connection.webhookSecrets, toleranceSeconds: config.webhooks.toleranceSeconds, connection: connection.id },
     };
   }
   return enabled;
 }
 
-/** The configured secrets, with development ones for connectors that have none when `withDev` (secretsWithDev). */
-export function webhookSecrets(config: Config, withDev: boolean, connectors: readonly Connector[] = CONNECTOR_LIST): SecretsById {
-  return secretsWithDev(config.webhookSecrets, withDev, connectors);
+/**
+ * The connections with their development secret (`Connection.devSecret`) where they have no secret,
+ * when `withDev` (`taxsync start` on the emulator, and `taxsync demo`, which signs as it): only for a
+ * platform no declared connection covers, so a development secret never opens a route beside a
+ * shop set up for real.
+ */
+export function withDevSecrets(connections: Connections, withDev: boolean): Connections {
+  if (!withDev) return connections;
+  const covered = new Set(connections.list.filter((c) => c.declared).map((c) => c.platform));
+  const list = connections.list.map((c): Connection => {
+    const dev = c.declared || covered.has(c.platform) || c.webhookSecrets.length > 0 ? undefined : c.devSecret;
+    return dev === undefined ? c : { ...c, webhookSecrets: [new Secret(dev)] };
+  });
+  return connectionsOf(list);
 }

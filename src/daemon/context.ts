@@ -1,7 +1,8 @@
 import type { RedisTarget } from '../queue/connection.js';
 import { createKeys, type Keys } from '../queue/keys.js';
 import { boot, type Booted } from './boot.js';
-import { webhookSecrets, type SecretsById } from './connectors.js';
+import type { Connections } from '../config/connections.js';
+import { withDevSecrets } from './connectors.js';
 import { guardSources } from './guard.js';
 import { resolveRedis } from './redis.js';
 
@@ -12,8 +13,8 @@ export interface DaemonContext extends Booted {
   command: DaemonCommand;
   redisTarget: RedisTarget;
   keys: Keys;
-  /** The webhook secrets of the connectors this installation uses (development ones for `start` on the emulator). */
-  secrets: SecretsById;
+  /** The connections, with the development webhook secrets `start` gives on the emulator. */
+  connections: Connections;
 }
 
 export interface DaemonOptions {
@@ -31,11 +32,11 @@ export function bootDaemon(command: DaemonCommand): Booted & { command: DaemonCo
  * files in workers/) goes through here, so none can skip the guard. Run it inside startOrStop.
  */
 export async function openDaemon(booted: Booted & { command: DaemonCommand }, options: DaemonOptions): Promise<DaemonContext> {
-  const { config, settings, logger, lifecycle } = booted;
+  const { config, logger, lifecycle } = booted;
   const redisTarget = await resolveRedis(config, config.dataDir, logger, lifecycle);
   // Development secrets only for `start` on the emulator: nothing can leak to production.
-  const secrets = webhookSecrets(config, booted.command === 'start' && config.usesEmulator);
-  const changed = await guardSources(config, settings, redisTarget, secrets, options.acceptSourceChange === true);
-  for (const c of changed) logger.warn(c, 'connector source changed (accepted)');
-  return { ...booted, redisTarget, keys: createKeys(config.redis.prefix), secrets };
+  const connections = withDevSecrets(booted.connections, booted.command === 'start' && config.usesEmulator);
+  const changed = await guardSources(config, connections, redisTarget, options.acceptSourceChange === true);
+  for (const c of changed) logger.warn(c, 'connection source changed (accepted)');
+  return { ...booted, redisTarget, keys: createKeys(config.redis.prefix), connections };
 }

@@ -1,4 +1,3 @@
-import { DEV_SECRETS } from '../connectors/registry.js';
 import { createMetrics } from '../observability/metrics.js';
 import { ensureRegistrations } from '../vat-ops/zero-config.js';
 import { connectApi } from './api.js';
@@ -21,7 +20,7 @@ export async function runServe(options: DaemonOptions = {}): Promise<void> {
   await startOrStop(booted.lifecycle, 'serve', async () => {
     const ctx = await openDaemon(booted, options);
     const { startServe } = await import('./serve.js');
-    await startServe({ config: ctx.config, settings: ctx.settings, redisTarget: ctx.redisTarget, logger: ctx.logger, lifecycle: ctx.lifecycle, secrets: ctx.secrets });
+    await startServe({ config: ctx.config, settings: ctx.settings, redisTarget: ctx.redisTarget, logger: ctx.logger, lifecycle: ctx.lifecycle, connections: ctx.connections });
   });
 }
 
@@ -29,7 +28,7 @@ export async function runServe(options: DaemonOptions = {}): Promise<void> {
 export async function runWork(options: DaemonOptions & { queues?: WorkableQueue[] } = {}): Promise<void> {
   const booted = bootDaemon('work');
   await startOrStop(booted.lifecycle, 'work', async () => {
-    const { config, settings, logger, lifecycle, redisTarget } = await openDaemon(booted, options);
+    const { config, settings, logger, lifecycle, redisTarget, connections } = await openDaemon(booted, options);
     // Without TAXSYNC_METRICS_PORT nothing would serve the registry: keep none.
     const metrics = config.metricsPort === undefined ? undefined : createMetrics();
     const api = await connectApi(config, logger, lifecycle, metrics ? { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift } : {});
@@ -37,6 +36,7 @@ export async function runWork(options: DaemonOptions & { queues?: WorkableQueue[
     await startWork({
       config,
       settings,
+      connections,
       redisTarget,
       tax: api.tax,
       vat: api.vat,
@@ -58,13 +58,13 @@ export async function runWork(options: DaemonOptions & { queues?: WorkableQueue[
 export async function runStart(options: DaemonOptions = {}): Promise<void> {
   const booted = bootDaemon('start');
   const { config, settings, lifecycle } = booted;
-  const { redisTarget, secrets, api, registrations, served } = await startOrStop(lifecycle, 'start', async () => {
-    const { redisTarget, secrets, logger } = await openDaemon(booted, options);
+  const { redisTarget, connections, api, registrations, served } = await startOrStop(lifecycle, 'start', async () => {
+    const { redisTarget, connections, logger } = await openDaemon(booted, options);
     const metrics = createMetrics();
     const api = await connectApi(config, logger, lifecycle, { onCall: metrics.observeApiCall, onDrift: metrics.observeDrift });
     // The built-in emulator starts empty: give it the registrations the settings name.
     const registrations = api.emulatorUrl === undefined ? [] : await ensureRegistrations(api.vat, settings.vat, logger);
-    await startWork({ config, settings, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
+    await startWork({ config, settings, connections, redisTarget, tax: api.tax, vat: api.vat, logger, lifecycle, metrics });
     const { startServe } = await import('./serve.js');
     const served = await startServe({
       metrics,
@@ -73,10 +73,10 @@ export async function runStart(options: DaemonOptions = {}): Promise<void> {
       redisTarget,
       logger,
       lifecycle,
-      secrets,
+      connections,
       ...(api.emulatorUrl === undefined ? {} : { emulatorUrl: api.emulatorUrl }),
     });
-    return { redisTarget, secrets, api, registrations, served };
+    return { redisTarget, connections, api, registrations, served };
   });
   const embeddedRedis = configuredRedis(config) === undefined && typeof redisTarget === 'string';
   const daemonFile =
@@ -104,12 +104,11 @@ export async function runStart(options: DaemonOptions = {}): Promise<void> {
       : `VAT: seller in ${settings.vat.seller_country ?? '?'}, registered in ${registrations
           .map((r) => `${r.taxable_jurisdiction_detail?.iso ?? '?'} (registration ${r.id}, entity jurisdiction ${r.entity_jurisdiction ?? '?'})`)
           .join(', ')}`;
-  const dev = Object.entries(secrets)
-    .filter(([id, list]) => list.length > 0 && list[0]?.reveal() === DEV_SECRETS[id])
-    .map(([id]) => `${id}=${DEV_SECRETS[id]}`);
+  const taking = connections.list.filter((c) => c.webhookSecrets.length > 0);
+  const dev = taking.filter((c) => c.devSecret !== undefined && c.webhookSecrets[0]?.reveal() === c.devSecret).map((c) => `${c.id}=${c.devSecret}`);
   process.stdout.write(
     [
-      `taxsync is running: webhooks on ${served.address}/webhooks/{${Object.keys(secrets).join(',')}}`,
+      `taxsync is running: webhooks on ${served.address}/webhooks/{${taking.map((c) => c.id).join(',')}}`,
       api.emulatorUrl ? `tax engine and VAT service: the built-in emulator at ${api.emulatorUrl}` : undefined,
       dev.length > 0 ? `development webhook secrets: ${dev.join(' ')}` : undefined,
       vatLine,

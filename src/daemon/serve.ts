@@ -14,7 +14,8 @@ import { createKeys } from '../queue/keys.js';
 import { createDlqDeps } from '../dead-letters/open.js';
 import { CONNECTOR_LIST } from '../connectors/registry.js';
 import type { Connector } from '../connectors/types.js';
-import { enabledConnectors, webhookSecrets, type SecretsById } from './connectors.js';
+import { loadConnections, type Connections } from '../config/connections.js';
+import { enabledConnections } from './connectors.js';
 import { listenError, type Lifecycle } from './lifecycle.js';
 import { queueSource } from './metrics-server.js';
 
@@ -32,8 +33,8 @@ export async function startServe(deps: {
   logger: Logger;
   lifecycle: Lifecycle;
   metrics?: Metrics;
-  /** Defaults to the configured secrets. */
-  secrets?: SecretsById;
+  /** The connections served. @defaultValue the configured ones (loadConnections) */
+  connections?: Connections;
   /** Connectors served besides the registry's (a test's own platform); their secrets come from the config. */
   extraConnectors?: readonly Connector[];
   /** The URL of the built-in emulator this process sends to (`taxsync start`), for /healthz. */
@@ -58,9 +59,10 @@ export async function startServe(deps: {
   const keys = createKeys(config.redis.prefix);
   metrics.watchQueues(queueSource(queues, connection, keys));
   const served = [...CONNECTOR_LIST, ...(deps.extraConnectors ?? [])];
-  const connectors = enabledConnectors(deps.secrets ?? webhookSecrets(config, false, served), deps.settings, config, served);
+  const connections = deps.connections ?? loadConnections(config, deps.settings, process.env, served);
+  const connectors = enabledConnections(connections, config, served);
   // The webhooks and the dead-letter tools queue work through the same producer.
-  const dlq = createDlqDeps(connection, queues, config, deps.settings);
+  const dlq = createDlqDeps(connection, queues, config, deps.settings, { connections });
   // Said at start, and refused at start when it cannot work (AOF off with TAXSYNC_ACK_DURABILITY=aof).
   const ack = await dlq.producer.durability?.ready();
   if (ack) logger[ack.weak ? 'warn' : 'info']({ ackDurability: ack.mode, method: ack.method }, ack.description);

@@ -7,6 +7,8 @@ import { createVatClaims } from '../queue/vat-claims.js';
 import { policyFor } from '../queue/retry.js';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
+import { loadConnections, type Connections } from '../config/connections.js';
+import { vatSettingsFor, type VatSettings } from '../mapping/vat-settings.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createCustomerHandler } from '../processors/customer.js';
@@ -36,6 +38,18 @@ import type { Lifecycle } from './lifecycle.js';
 export const WORKABLE_QUEUES = [QUEUE_NAMES.customers, QUEUE_NAMES.transactions, QUEUE_NAMES.vatSubmissions] as const;
 export type WorkableQueue = (typeof WORKABLE_QUEUES)[number];
 
+/** Each connection's VAT settings (its seller facts over the settings'), made once per connection. */
+function connectionVatSettings(connections: Connections, vat: VatSettings): (connector: string) => VatSettings {
+  const made = new Map<string, VatSettings>();
+  return (connector) => {
+    const connection = connections.get(connector);
+    if (connection === undefined) return vat;
+    let settings = made.get(connector);
+    if (settings === undefined) made.set(connector, (settings = vatSettingsFor(vat, connection.source, connection.vat)));
+    return settings;
+  };
+}
+
 /** `--queue customers,transactions`: the queues named, or an error naming the unknown ones. */
 export function parseQueues(value: string): WorkableQueue[] {
   const names = value.split(',').map((s) => s.trim());
@@ -51,6 +65,8 @@ export function parseQueues(value: string): WorkableQueue[] {
 export async function startWork(deps: {
   config: Config;
   settings: Settings;
+  /** The connections (their VAT facts, their platform credentials). @defaultValue the configured ones */
+  connections?: Connections;
   redisTarget: RedisTarget;
   tax: TaxClient;
   vat: VatClient;
@@ -61,6 +77,7 @@ export async function startWork(deps: {
   queues?: readonly WorkableQueue[];
 }): Promise<Worker[]> {
   const { config, logger, lifecycle } = deps;
+  const connections = deps.connections ?? loadConnections(config, deps.settings);
   const prefix = config.redis.prefix;
   const connection = createRedis(deps.redisTarget, 'worker');
   connection.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
@@ -116,7 +133,7 @@ export async function startWork(deps: {
       settings: mapping,
       variance: { store: createVarianceStore(state, keys), thresholds: varianceThresholds(config.taxVariance) },
       writers,
-      ...originalFetch({ config, settings: deps.settings, connection, queues, state, keys }),
+      ...originalFetch({ config, settings: deps.settings, connections, connection, queues, state, keys }),
     }),
     'vat-submissions': createVatHandler({
       vat: deps.vat,
@@ -128,6 +145,7 @@ export async function startWork(deps: {
       },
       unknownLimit: config.queue.vat.unknownLimit,
       settings: deps.settings.vat,
+      settingsFor: connectionVatSettings(connections, deps.settings.vat),
       reference: createVatReferenceData(deps.vat, deps.settings.vat, { ttlMs: config.queue.vat.referenceTtlMs }),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     }),

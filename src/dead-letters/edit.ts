@@ -1,5 +1,6 @@
 import type { RedisClient } from '../queue/connection.js';
 import type { Settings } from '../config/settings.js';
+import type { Connections } from '../config/connections.js';
 import { parseCanonicalEvent } from '../domain/events.js';
 import { applyMergePatch, jsonEqual } from '../domain/merge-patch.js';
 import { DeadLetterEntry } from '../queue/dead-letter.js';
@@ -39,7 +40,7 @@ function field(value: unknown, name: string): unknown {
 }
 
 /** PURE apart from the connector parse: the edited entry, or an Error with a one-line reason. */
-export function planEdit(entry: DeadLetterEntry, patch: unknown, options: { settings: Settings; actor: string; now: Date }): EditPlan {
+export function planEdit(entry: DeadLetterEntry, patch: unknown, options: { settings: Settings; connections?: Connections | undefined; actor: string; now: Date }): EditPlan {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new Error('the patch must be a JSON object (RFC 7396 merge patch)');
   if (Object.keys(patch).length === 0) throw new Error('the patch is empty: nothing to change');
   const edited = { at: options.now.toISOString(), actor: options.actor, count: (entry.edited?.count ?? 0) + 1 };
@@ -74,7 +75,7 @@ export function planEdit(entry: DeadLetterEntry, patch: unknown, options: { sett
       throw new Error('refused: the kept body is not JSON; only JSON bodies can be edited with a merge patch');
     }
     const nextBody = JSON.stringify(applyMergePatch(body, patch));
-    const result = parseKeptDelivery({ ...raw, body: nextBody }, options.settings);
+    const result = parseKeptDelivery({ ...raw, body: nextBody }, options.settings, options.connections);
     if (result.kind === 'invalid') throw new Error(`refused: the edited delivery still does not parse: ${result.message}`);
     if (result.kind === 'events' && (result.rejected?.length ?? 0) > 0) {
       throw new Error(`refused: the edited delivery still does not parse: ${result.rejected!.map((r) => r.message).join('; ')}`);
@@ -90,7 +91,7 @@ export function planEdit(entry: DeadLetterEntry, patch: unknown, options: { sett
  * Applies `patch` to entry `id` and saves it with its audit line in ONE transaction, which fails
  * (and saves nothing) when the entry was replayed, discarded or edited by someone else meanwhile.
  */
-export async function editEntry(deps: Pick<DlqDeps, 'queues' | 'deadLetters' | 'audit' | 'settings' | 'clock'>, id: string, patch: unknown, actor: string): Promise<EditPlan> {
+export async function editEntry(deps: Pick<DlqDeps, 'queues' | 'deadLetters' | 'audit' | 'settings' | 'connections' | 'clock'>, id: string, patch: unknown, actor: string): Promise<EditPlan> {
   const queue = deps.queues[QUEUE_NAMES.deadLetter];
   const client = (await queue.backend.client) as unknown as RedisClient;
   const jobKey = queue.toKey(id);
@@ -98,7 +99,7 @@ export async function editEntry(deps: Pick<DlqDeps, 'queues' | 'deadLetters' | '
   try {
     const entry = await deps.deadLetters.get(id);
     if (!entry) throw new Error(`no dead-letter entry ${id}`);
-    const plan = planEdit(entry, patch, { settings: deps.settings, actor, now: (deps.clock ?? (() => new Date()))() });
+    const plan = planEdit(entry, patch, { settings: deps.settings, connections: deps.connections, actor, now: (deps.clock ?? (() => new Date()))() });
     const multi = client.multi();
     multi.hset(jobKey, { data: JSON.stringify(plan.entry) });
     deps.audit.appendTo(multi, { action: 'edit', actor, ids: [id], count: 1, outcome: `edited ${plan.target} (${plan.paths.join(', ')}); edit ${plan.entry.edited?.count ?? 1}` });

@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../config/index.js';
 import type { Settings } from '../config/settings.js';
+import type { Connections } from '../config/connections.js';
 import { createAuditLog } from '../queue/audit.js';
 import type { RedisClient } from '../queue/connection.js';
 import { createDeadLetterStore } from '../queue/dead-letter.js';
@@ -20,7 +21,7 @@ export function createDlqDeps(
   queues: Readonly<Record<QueueName, Queue>>,
   config: Config,
   settings: Settings,
-  options: { actor?: string } = {},
+  options: { actor?: string; connections?: Connections } = {},
 ): DlqDeps {
   const keys = createKeys(config.redis.prefix);
   const deadLetters = createDeadLetterStore(queues['dead-letter']);
@@ -33,6 +34,7 @@ export function createDlqDeps(
     ledger: createVatLedger(connection, keys, { leaseMs: config.queue.vat.leaseMs }),
     audit: createAuditLog(connection, keys, options.actor ? { actor: options.actor } : {}),
     settings,
+    ...(options.connections === undefined ? {} : { connections: options.connections }),
     trace: config.trace,
     retry: config.queue.retry,
   };

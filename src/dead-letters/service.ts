@@ -1,6 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../queue/connection.js';
 import type { Settings } from '../config/settings.js';
+import type { Connections } from '../config/connections.js';
+import { namespaced } from '../connectors/namespace.js';
 import { mapErpBody } from '../connectors/erp/map.js';
 import { getConnector } from '../connectors/registry.js';
 import type { ParseResult, WebhookRequest } from '../connectors/types.js';
@@ -28,6 +30,8 @@ export interface DlqDeps {
   ledger: VatLedger;
   audit: AuditLog;
   settings: Settings;
+  /** The connections a kept delivery is read again for (docs/connections.md). @defaultValue each platform's default */
+  connections?: Connections;
   trace: TraceSettings;
   retry?: RetryPolicy | RetryPolicies;
   clock?: () => Date;
@@ -160,12 +164,16 @@ function heldEventId(eventJson: string | undefined): string | undefined {
 }
 
 /** Connector headers a delivery's parse reads, rebuilt from what the entry kept (signatures are not needed: it was verified when received). */
-export function replayHeaders(raw: NonNullable<DeadLetterEntry['raw']>): Record<string, string | undefined> {
-  return getConnector(raw.connector)?.replayHeaders?.({ topic: raw.topic, deliveryId: raw.delivery_id }) ?? {};
+export function replayHeaders(raw: NonNullable<DeadLetterEntry['raw']>, platform = raw.connector): Record<string, string | undefined> {
+  return getConnector(platform)?.replayHeaders?.({ topic: raw.topic, deliveryId: raw.delivery_id }) ?? {};
 }
 
-/** Reads a kept delivery again with today's connector code, without signature verification. */
-export function parseKeptDelivery(raw: NonNullable<DeadLetterEntry['raw']>, settings: Settings): ParseResult {
+/**
+ * Reads a kept delivery again with today's connector code, without signature verification, as
+ * the connection it came to (`raw.connector`) writes it; an entry of a connection no longer
+ * configured is read as its platform's default connection would.
+ */
+export function parseKeptDelivery(raw: NonNullable<DeadLetterEntry['raw']>, settings: Settings, connections?: Connections): ParseResult {
   if (raw.connector === 'ingest') {
     // A `taxsync ingest` line: the ERP connector's rules, one event per line (as ingest reads it).
     let value: unknown;
@@ -179,16 +187,19 @@ export function parseKeptDelivery(raw: NonNullable<DeadLetterEntry['raw']>, sett
     if (mapped.kind === 'invalid') return { kind: 'invalid', topic: mapped.topic, message: mapped.message, ...(mapped.fields ? { fields: mapped.fields } : {}) };
     return { kind: 'events', topic: mapped.topic, deliveryId: raw.topic ?? 'ingest', events: mapped.events, ...(mapped.rejected.length > 0 ? { rejected: mapped.rejected } : {}) };
   }
-  const connector = getConnector(raw.connector);
-  if (!connector) return { kind: 'invalid', message: `no connector "${raw.connector}" in this version of taxsync` };
+  const connection = connections?.get(raw.connector);
+  const connector = getConnector(connection?.platform ?? raw.connector);
+  if (!connector) return { kind: 'invalid', message: `no connection or platform "${raw.connector}" in this configuration` };
   const req: WebhookRequest = {
-    headers: replayHeaders(raw),
+    headers: replayHeaders(raw, connector.id),
     rawBody: Buffer.from(raw.body, 'utf8'),
     contentType: raw.content_type,
     receivedAt: new Date(raw.received_at),
   };
   try {
-    return connector.parse(req, { source: sourceOf(connector.id, settings), secrets: [], toleranceSeconds: 300 });
+    const settingsOf = { source: connection?.source ?? sourceOf(connector.id, settings), secrets: [], toleranceSeconds: 300, connection: raw.connector };
+    const result = connector.parse(req, settingsOf);
+    return connection === undefined ? result : namespaced(result, connection);
   } catch (error) {
     return { kind: 'invalid', message: `connector failed to read the payload: ${(error as Error).message}` };
   }
@@ -259,7 +270,7 @@ async function replayWorkerEntry(deps: DlqDeps, entry: DeadLetterEntry, record: 
 async function replayIngestEntry(deps: DlqDeps, entry: DeadLetterEntry, raw: NonNullable<DeadLetterEntry['raw']>): Promise<ReplayResult> {
   const id = entry.id;
   if (raw.body_truncated) return { id, outcome: 'still-invalid', detail: 'the body was cut when stored; it cannot be read again' };
-  const result = parseKeptDelivery(raw, deps.settings);
+  const result = parseKeptDelivery(raw, deps.settings, deps.connections);
   if (result.kind === 'invalid') return { id, outcome: 'still-invalid', detail: result.message };
   if (result.kind === 'events' && (result.rejected?.length ?? 0) > 0) {
     return { id, outcome: 'still-invalid', detail: result.rejected!.map((r) => r.message).join('; ') };

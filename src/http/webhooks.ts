@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { namespaced } from '../connectors/namespace.js';
 import type { Connector, ConnectorSettings, ParseResult, WebhookRequest } from '../connectors/types.js';
+import type { ConnectionKeys } from '../domain/connection.js';
 import { isTaxsyncError } from '../domain/errors.js';
 import { summariseFields } from '../domain/field-errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -8,9 +10,12 @@ import type { NewDeadLetter } from '../queue/dead-letter.js';
 import type { Producer } from '../queue/producer.js';
 import { scanJson, withoutDeepElements, type ElementSpan, type JsonLimits, type JsonShape } from './json-shape.js';
 
+/** A connection that takes webhooks: its platform's connector, the settings it verifies and reads with, and its keys. */
 export interface EnabledConnector {
   connector: Connector;
   settings: ConnectorSettings;
+  /** Its id, source and prefix (docs/connections.md), and the shop it is for when declared. */
+  connection: ConnectionKeys & { readonly shop?: string | undefined };
 }
 
 export interface WebhookDeps {
@@ -78,8 +83,23 @@ function flatHeaders(headers: FastifyRequest['headers']): Record<string, string 
 }
 
 /**
- * POST /webhooks/:connector. Verification runs on the raw bytes before any parsing; a 202 is sent
- * only after the events (or the dead letter of an unreadable signed payload) are stored in Redis.
+ * The shop a verified delivery names, against the one its connection declares: a delivery of
+ * another shop signed with this connection's secret (two shops sharing a secret) is refused.
+ */
+function wrongShop(enabled: EnabledConnector, req: WebhookRequest): string | undefined {
+  const { shop } = enabled.connection;
+  const header = enabled.connector.shopHeader;
+  if (shop === undefined || header === undefined) return undefined;
+  const named = req.headers[header.name]?.trim();
+  if (named === undefined || named === '') return `the delivery names no shop (${header.name}); connection "${enabled.connection.id}" takes only ${shop}`;
+  const normalised = header.normalise(named);
+  return normalised === shop ? undefined : `the delivery is from ${normalised} (${header.name}); connection "${enabled.connection.id}" takes only ${shop}`;
+}
+
+/**
+ * POST /webhooks/:connection (a connection's id; a platform's name is its default connection).
+ * Verification runs on the raw bytes before any parsing; a 202 is sent only after the events (or
+ * the dead letter of an unreadable signed payload) are stored in Redis.
  */
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): void {
   const clock = deps.clock ?? (() => new Date());
@@ -99,10 +119,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
   app.post<{ Params: { connector: string } }>('/webhooks/:connector', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
     const id = request.params.connector;
     const enabled = Object.hasOwn(deps.connectors, id) ? deps.connectors[id] : undefined;
-    const count = (outcome: string) => deps.metrics.webhooks.inc({ connector: enabled ? id : 'unknown', outcome });
+    const count = (outcome: string) =>
+      deps.metrics.webhooks.inc({ connector: enabled ? enabled.connector.id : 'unknown', connection: enabled ? id : 'unknown', outcome });
     if (!enabled) {
       count('not_found');
-      return reply.code(404).send({ error: 'not_found', message: `no enabled connector "${id}"` });
+      return reply.code(404).send({ error: 'not_found', message: `no enabled connection "${id}"` });
     }
     const { connector, settings } = enabled;
     const log = loggerFor(id);
@@ -129,6 +150,12 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       log.warn({ reason: verified.reason }, 'webhook rejected: signature');
       return reply.code(401).send({ error: 'unauthorized', message: 'signature verification failed' });
     }
+    const shop = wrongShop(enabled, req);
+    if (shop !== undefined) {
+      count('wrong_shop');
+      log.warn({ reason: shop }, 'webhook refused: another shop');
+      return reply.code(403).send({ error: 'forbidden', message: shop });
+    }
 
     const limits = deps.limits ?? DEFAULT_JSON_LIMITS;
     const shape = isJson(req.contentType) ? scanJson(req.rawBody, limits) : undefined;
@@ -152,7 +179,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
     try {
       // Elements nesting too deep are blanked (null) so the connector never holds them; their
       // errors are set below, by index.
-      result = connector.parse(deep.length > 0 ? { ...req, rawBody: withoutDeepElements(req.rawBody, deep) } : req, settings);
+      result = namespaced(connector.parse(deep.length > 0 ? { ...req, rawBody: withoutDeepElements(req.rawBody, deep) } : req, settings), enabled.connection);
     } catch (error) {
       // A connector bug must not lose a signed payload: it is kept like any unreadable one.
       log.error({ err: error }, 'connector parse threw');
@@ -177,17 +204,18 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
     shape: JsonShape | undefined,
     deep: readonly ElementSpan[],
     limits: JsonLimits,
-    { connector }: EnabledConnector,
+    { connector, connection }: EnabledConnector,
     reply: FastifyReply,
     count: (outcome: string) => void,
     log: Logger,
   ) {
     const deliveryId = 'deliveryId' in result ? result.deliveryId : undefined;
-    if (deliveryId !== undefined && (await deps.producer.isDuplicateDelivery(connector.id, deliveryId))) {
+    // Delivery ids are the platform's, per shop: deduplicated per connection.
+    if (deliveryId !== undefined && (await deps.producer.isDuplicateDelivery(connection.id, deliveryId))) {
       count('duplicate');
       return reply.code(200).send({ status: 'duplicate' });
     }
-    const delivery = deliveryId === undefined ? undefined : { connector: connector.id, id: deliveryId };
+    const delivery = deliveryId === undefined ? undefined : { connector: connection.id, id: deliveryId };
 
     if (result.kind === 'ignored') {
       count('ignored');
@@ -207,7 +235,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
         .sort(([a], [b]) => a - b)
         .map(([index, fields]) => ({ index, message: `event [${index}]: ${summariseFields(fields, 5)}`, fields }));
       const fields = deep.length === 0 ? result.fields : { ...result.fields, ...Object.fromEntries(deep.map((e) => [`[${e.index}].(event)`, deepFields(e.index)['(event)']])) };
-      const entry = deadLetterFor(req, connector.id, result.topic, deliveryId, result.message, fields);
+      const entry = deadLetterFor(req, connection.id, result.topic, deliveryId, result.message, fields);
       const stored = await deps.producer.accept({ events: [], deadLetters: [entry], delivery });
       count('invalid');
       const id = stored.deadLetters[0]?.id;
@@ -230,12 +258,13 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
       const text = span ? req.rawBody.subarray(span.start, span.end).toString('utf8') : safeJson(part.raw);
       return { index: part.index, message: `event [${part.index}]: ${message}`, fields, text };
     });
-    const rejected = parts.map((part) => deadLetterFor(req, connector.id, result.topic, deliveryId, part.message, part.fields, part.text));
+    const rejected = parts.map((part) => deadLetterFor(req, connection.id, result.topic, deliveryId, part.message, part.fields, part.text));
     const stored = await deps.producer.accept({ events: result.events, deadLetters: rejected, delivery });
     const tally = { queued: 0, stale: 0, duplicate: 0 };
     for (const outcome of stored.outcomes) tally[outcome] += 1;
-    for (const [outcome, n] of Object.entries(tally)) if (n > 0) deps.metrics.events.inc({ connector: connector.id, outcome }, n);
-    if (rejected.length > 0) deps.metrics.events.inc({ connector: connector.id, outcome: 'rejected' }, rejected.length);
+    const labels = { connector: connector.id, connection: connection.id };
+    for (const [outcome, n] of Object.entries(tally)) if (n > 0) deps.metrics.events.inc({ ...labels, outcome }, n);
+    if (rejected.length > 0) deps.metrics.events.inc({ ...labels, outcome: 'rejected' }, rejected.length);
     count('accepted');
     if (result.triggeredAt) {
       const ageSeconds = Math.round((req.receivedAt.getTime() - result.triggeredAt.getTime()) / 1000);

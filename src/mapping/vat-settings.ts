@@ -3,6 +3,7 @@ import { REGISTRATION_STATUSES, RegistrationType, VAT_RATE_TYPES } from '../api/
 // The registration as read is what the mapping matches configured registrations against.
 import type { Registration } from '../api/schemas/vat-answers.js';
 import { DECIMAL_PATTERN, Money } from '../domain/money.js';
+import type { ConnectionVat } from '../domain/connection.js';
 import { EU_MEMBERS, ISO_COUNTRIES } from '../domain/reference/countries.js';
 
 /**
@@ -257,4 +258,28 @@ export function matchRegistration(r: VatRegistration, list: readonly Registratio
   }
   const found = pool[0] as Registration;
   return { ok: true, entity_jurisdiction: (found.entity_jurisdiction as string).toLowerCase(), registration: found };
+}
+
+/** Whether `name` (a country, `oss`, or a registration's reference) names the registration `r`. */
+export function namesRegistration(name: string, r: VatRegistration): boolean {
+  if (name.toLowerCase() === 'oss') return r.scheme === 'oss';
+  return (r.scheme === 'domestic' && r.country === name) || registrationRef(r) === name || registrationRef(r) === name.toLowerCase();
+}
+
+/**
+ * The VAT settings a connection's invoices are mapped with: its establishment country as the
+ * seller's, only the registrations it sells under, and its invoice-number prefix for its source
+ * (docs/connections.md, "VAT"). Without facts of its own: the settings as they are.
+ */
+export function vatSettingsFor(settings: VatSettings, source: string, facts: ConnectionVat | undefined): VatSettings {
+  if (facts === undefined) return settings;
+  const { establishmentCountry, registrations, invoiceNumberPrefix } = facts;
+  return {
+    ...settings,
+    ...(establishmentCountry === undefined ? {} : { seller_country: establishmentCountry }),
+    ...(registrations === undefined ? {} : { registrations: settings.registrations.filter((r) => registrations.some((name) => namesRegistration(name, r))) }),
+    ...(invoiceNumberPrefix === undefined
+      ? {}
+      : { invoice_number: { ...settings.invoice_number, prefix_by_source: { ...settings.invoice_number.prefix_by_source, [source]: invoiceNumberPrefix } } }),
+  };
 }

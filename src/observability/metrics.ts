@@ -66,8 +66,9 @@ export type VatSubmissionOutcome = (typeof VAT_SUBMISSION_OUTCOMES)[number];
 
 export interface Metrics {
   registry: Registry;
-  webhooks: Counter<'connector' | 'outcome'>;
-  events: Counter<'connector' | 'outcome'>;
+  /** `connector`: the platform; `connection`: the connection (docs/connections.md; a platform's name for its default one). */
+  webhooks: Counter<'connector' | 'connection' | 'outcome'>;
+  events: Counter<'connector' | 'connection' | 'outcome'>;
   vatSubmissions: Counter<'outcome'>;
   jobs: Counter<'queue' | 'outcome'>;
   coalesced: Counter<'queue'>;
@@ -303,14 +304,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     registry,
     webhooks: new Counter({
       name: 'taxsync_webhooks_total',
-      help: 'Webhook deliveries by connector and outcome (accepted, duplicate, ignored, invalid, unauthorized, unavailable, …)',
-      labelNames: ['connector', 'outcome'],
+      help: 'Webhook deliveries by platform (connector), connection and outcome (accepted, duplicate, ignored, invalid, unauthorized, wrong_shop, unavailable, …)',
+      labelNames: ['connector', 'connection', 'outcome'],
       registers: [registry],
     }),
     events: new Counter({
       name: 'taxsync_events_received_total',
-      help: 'Canonical events by connector and outcome (queued, stale, duplicate, rejected)',
-      labelNames: ['connector', 'outcome'],
+      help: 'Canonical events by platform (connector), connection and outcome (queued, stale, duplicate, rejected)',
+      labelNames: ['connector', 'connection', 'outcome'],
       registers: [registry],
     }),
     vatSubmissions: new Counter({

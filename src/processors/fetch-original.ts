@@ -19,7 +19,7 @@ import type { Producer } from '../queue/producer.js';
  */
 
 export interface OriginalFetchDeps {
-  /** By connector id: only the platforms with credentials (src/backfill/original.ts). */
+  /** By connection id: only the connections with platform credentials (src/backfill/original.ts). */
   fetchers: Readonly<Record<string, OriginalFetcher>>;
   redis: RedisClient;
   keys: Pick<Keys, 'prefix'>;
@@ -31,7 +31,7 @@ export interface OriginalFetchDeps {
 }
 
 /**
- * Asks `connector`'s platform for `original` unless it was asked already; answers what it did (or
+ * Asks the platform of connection `connector` (the refund's event's) for `original` unless it was asked already; answers what it did (or
  * did before), to add to the refund's wait reason, or undefined when the platform has no client.
  */
 export type FetchOriginal = (connector: string, original: RecordKey, logger: Logger) => Promise<string | undefined>;

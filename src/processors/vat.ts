@@ -66,6 +66,8 @@ export interface VatHandlerDeps {
   vat: VatClient;
   ledger: VatLedger;
   settings: VatSettings;
+  /** The VAT settings of a connection's invoices (its seller facts, docs/connections.md), by `event.connector`. @defaultValue `settings` for all */
+  settingsFor?: (connector: string) => VatSettings;
   reference: VatReferenceData;
   /** The latest-state store: a refund's VAT waits until its invoice's VAT is known. */
   records: Pick<RecordStore, 'read'>;
@@ -193,7 +195,8 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     if (event.type === 'invoice.deleted') return { bodies: [], reason: 'the invoice was deleted', quiet: `${what}: deleted before any VAT was filed` };
     const data = event.data as InvoiceData;
     const { types, resolved } = await deps.reference.get();
-    const mapped = mapVatSubmission(data, { key: record, settings: deps.settings, transactionTypes: types, today: isoDay(clock()), resolved });
+    const settings = deps.settingsFor?.(event.connector) ?? deps.settings;
+    const mapped = mapVatSubmission(data, { key: record, settings, transactionTypes: types, today: isoDay(clock()), resolved });
     if (mapped.kind === 'send') return { bodies: mapped.body };
     // `reason` explains a correction of VAT already filed; `quiet` a run with nothing filed and nothing to send.
     if (mapped.kind === 'ignore') return { bodies: [], reason: `it no longer carries VAT for taxsync: ${mapped.reason}`, quiet: mapped.reason };
@@ -309,7 +312,7 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     const data = { ...(applied?.type === 'refund.created' ? applied.data : {}), ...(event.data as Partial<RefundData>) } as RefundData;
     const undo = event.type !== 'refund.created';
     if (data.invoice_external_id === undefined) {
-      const scope = inVatScope(data, deps.settings);
+      const scope = inVatScope(data, deps.settingsFor?.(event.connector) ?? deps.settings);
       if (!scope.inScope || data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: ${scope.inScope ? 'no amount' : scope.reason}` };
       // Its standing is kept against itself: a credit cancelled before its correction was reported
       // (both events coalesced into one run) has nothing to undo.

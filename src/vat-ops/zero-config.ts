@@ -1,6 +1,7 @@
 import type { Registration, VatClient } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import { parseSettings, type Settings } from '../config/settings.js';
+import { connectionsOf, type Connection, type Connections } from '../config/connections.js';
 import { matchRegistration, registrationRef, type VatSettings, type VatSettingsInput } from '../mapping/index.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -27,6 +28,29 @@ const REGISTRATION_FIELDS = { number: 'DE123456789', date_of_registration: '2025
 
 /** True when nothing configures the API or the settings: the emulator and the VAT above apply. */
 export const isZeroConfig = (config: Pick<Config, 'usesEmulator' | 'configFile'>): boolean => config.usesEmulator && config.configFile === undefined;
+
+/**
+ * The second WooCommerce shop of the zero-configuration start (docs/connections.md, the demo's
+ * French shop): its order numbers are its own, so its records carry the prefix `fr-` and its VAT
+ * invoice numbers `FR-`; it is established in France.
+ */
+export const ZERO_CONFIG_FR_SHOP: Connection = {
+  id: 'woocommerce-fr',
+  platform: 'woocommerce',
+  source: 'woocommerce',
+  externalIdPrefix: 'fr-',
+  webhookSecrets: [],
+  api: undefined,
+  vat: { establishmentCountry: 'FR', invoiceNumberPrefix: 'FR-' },
+  declared: false,
+  devSecret: 'dev-woocommerce-fr-secret',
+};
+
+/** The connections every process uses: at zero configuration without a connections file, the French shop too. */
+export function withZeroConfigConnections(config: Pick<Config, 'usesEmulator' | 'configFile' | 'connectionsFile'>, connections: Connections): Connections {
+  if (!isZeroConfig(config) || config.connectionsFile !== undefined || connections.get(ZERO_CONFIG_FR_SHOP.id) !== undefined) return connections;
+  return connectionsOf([...connections.list, ZERO_CONFIG_FR_SHOP]);
+}
 
 /** The settings every process uses: the file's, or at zero configuration the defaults with VAT on. */
 export function withZeroConfigVat(config: Pick<Config, 'usesEmulator' | 'configFile'>, settings: Settings): Settings {

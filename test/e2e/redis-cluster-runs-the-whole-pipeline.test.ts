@@ -13,6 +13,7 @@ import { createKeys } from '../../src/queue/keys.js';
 import { readTrace } from '../../src/queue/trace.js';
 import { freePort } from '../../src/daemon/redis-probe.js';
 import { guardSources } from '../../src/daemon/guard.js';
+import { connectionsOf, loadConnections } from '../../src/config/connections.js';
 import { ingestFile } from '../../src/ingest/file.js';
 import { createLifecycle } from '../../src/daemon/lifecycle.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -77,7 +78,7 @@ describe('taxsync on a 3-master Redis Cluster', () => {
   /** The dead-letter tools of `taxsync dlq …` for one installation (connecting as the CLI does). */
   const dlqOf = (daemon: Daemon, settings: Settings) => {
     const logger = createLogger({ level: 'silent' });
-    return openDlq({ config: daemon.config, settings, logger, lifecycle: createLifecycle({ logger, deadlineMs: 10_000 }) }, { actor: 'cluster-test' });
+    return openDlq({ config: daemon.config, settings, connections: loadConnections(daemon.config, settings), logger, lifecycle: createLifecycle({ logger, deadlineMs: 10_000 }) }, { actor: 'cluster-test' });
   };
   const sends = (daemon: Daemon, endpoint: string, key: string) =>
     daemon.emulator.requestLog.entries().filter((e) => e.endpoint === endpoint && e.record?.key === key);
@@ -200,9 +201,9 @@ describe('taxsync on a 3-master Redis Cluster', () => {
       const trace = await readTrace(redis, keys, 'customer|api|C-BURST');
       expect(trace.map((e) => e.step)).toContain('received');
 
-      const secrets = { erp: [new Secret('x')] };
-      expect(await guardSources(tax.config, Settings.parse({}), seed, secrets, false)).toEqual([]);
-      await expect(guardSources(tax.config, Settings.parse({ sources: { erp: 'netsuite' } }), seed, secrets, false)).rejects.toThrow(/source of a connector changed/);
+      const withSecret = (settings: Settings) => connectionsOf(loadConnections(tax.config, settings).list.map((c) => (c.id === 'erp' ? { ...c, webhookSecrets: [new Secret('x')] } : c)));
+      expect(await guardSources(tax.config, withSecret(Settings.parse({})), seed, false)).toEqual([]);
+      await expect(guardSources(tax.config, withSecret(Settings.parse({ sources: { erp: 'netsuite' } })), seed, false)).rejects.toThrow(/source of a connector changed/);
     } finally {
       await dlq.close();
       redis.disconnect();

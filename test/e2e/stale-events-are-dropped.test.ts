@@ -49,8 +49,8 @@ describe('an event older than the newest one held for its record', () => {
 
     // Counted: on /metrics and in the counters hash.
     const metrics = await (await fetch(`${daemon.webhookUrl}/metrics`)).text();
-    expect(metrics).toContain('taxsync_events_received_total{connector="shopify",outcome="stale"} 1');
-    expect(metrics).toContain('taxsync_events_received_total{connector="erp",outcome="stale"} 1');
+    expect(metrics).toContain('taxsync_events_received_total{connector="shopify",connection="shopify",outcome="stale"} 1');
+    expect(metrics).toContain('taxsync_events_received_total{connector="erp",connection="erp",outcome="stale"} 1');
     expect(await ctx.redis.hget(`${ctx.prefix}:counters`, 'stale_events')).toBe('2');
 
     // Visible in each record's trace, and the dropped event was never the one sent.

@@ -11,6 +11,6 @@ export async function listenLocal(server: Server): Promise<string> {
 export const closeServer = (server: Server) => new Promise<void>((r) => server.close(() => r()));
 
 /** A backfill's Redis, keys and producer from the test pipeline, with the platform's lister. */
-export function backfillDeps<L>(pipeline: Pipeline, source: string, lister: L) {
-  return { redis: pipeline.producerConnection, keys: pipeline.keys, producer: pipeline.producer, lister, source };
+export function backfillDeps<L>(pipeline: Pipeline, source: string, lister: L, connection = { id: source, source, externalIdPrefix: '' }) {
+  return { redis: pipeline.producerConnection, keys: pipeline.keys, producer: pipeline.producer, lister, connection };
 }

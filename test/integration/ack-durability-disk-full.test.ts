@@ -129,7 +129,7 @@ describe.skipIf(!mountable || SERVERS.length === 0)('acknowledgements when Redis
     });
     const plan = await ack.ready();
     const app: FastifyInstance = await buildApp({
-      connectors: { test: { connector: testConnector, settings: testSettings(SECRET) } },
+      connectors: { test: { connector: testConnector, settings: testSettings(SECRET), connection: { id: 'test', source: testSettings(SECRET).source, externalIdPrefix: '' } } },
       producer,
       logger: createLogger({ level: 'silent' }),
       metrics: createMetrics({ defaultMetrics: false }),

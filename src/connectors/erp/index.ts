@@ -33,7 +33,7 @@ function parseErp(req: WebhookRequest, settings: ConnectorSettings): ParseResult
   const body = ErpBody.safeParse(json.value);
   if (!body.success) return invalidFromZod(body.error, context);
 
-  const mapped = mapErpBody(body.data, { source: settings.source });
+  const mapped = mapErpBody(body.data, { source: settings.source, ...(settings.connection === undefined ? {} : { connection: settings.connection }) });
   if (mapped.kind === 'invalid') {
     return { kind: 'invalid', topic: mapped.topic, ...context, message: mapped.message, ...(mapped.fields ? { fields: mapped.fields } : {}) };
   }

@@ -8,14 +8,17 @@ import type { ErpBody } from './schemas.js';
  * checks each event and pins the two envelope fields the ERP must not choose freely:
  * - `record.source` must be the ERP connector's configured source (DESIGN.md, data model: a
  *   different source would create duplicate records in the tax engine). Absent, it is filled in.
- * - `connector` must be `erp`. Absent, it is filled in; anything else is refused, so an ERP event
- *   cannot pass itself off as coming from a platform connector.
+ * - `connector` must be `erp` (or the id of the connection the events came to). Absent, it is
+ *   filled in; anything else is refused, so an ERP event cannot pass itself off as coming from a
+ *   platform connector or another connection.
  */
 
 export const CONNECTOR_ID = 'erp';
 
 export interface ErpMapContext {
   source: string;
+  /** The connection the events came to (docs/connections.md): accepted as `connector` besides `erp`. */
+  connection?: string;
 }
 
 export interface Rejected {
@@ -66,8 +69,11 @@ function readEvent(raw: unknown, ctx: ErpMapContext): ReadResult {
   const fields: Record<string, string[]> = {};
   const candidate: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
 
+  const accepted = ctx.connection === undefined || ctx.connection === CONNECTOR_ID ? [CONNECTOR_ID] : [CONNECTOR_ID, ctx.connection];
   if (candidate.connector === undefined) candidate.connector = CONNECTOR_ID;
-  else if (candidate.connector !== CONNECTOR_ID) fields.connector = [`must be "${CONNECTOR_ID}" for events sent to the ERP webhook`];
+  else if (typeof candidate.connector !== 'string' || !accepted.includes(candidate.connector)) fields.connector = [`must be ${accepted.map((a) => `"${a}"`).join(' or ')} for events sent to this ERP webhook`];
+  // The connection's own name is written as the platform's: the connection's namespace puts it back.
+  else candidate.connector = CONNECTOR_ID;
 
   const record = candidate.record;
   if (typeof record === 'object' && record !== null && !Array.isArray(record)) {

@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import { blankToUndefined, secret } from '../../domain/env-fields.js';
-import { defineConnectorConfig } from '../types.js';
+import { defineConnectorConfig, numberedIdsCanBegin } from '../types.js';
 
 /** What this connector reads from the environment (docs/configuration.md); pure, so src/config imports it. */
 export const woocommerceConfig = defineConnectorConfig({
   id: 'woocommerce',
   secretVariable: 'WOOCOMMERCE_WEBHOOK_SECRET',
   devSecret: 'dev-woocommerce-secret',
+  // Orders and customers are numbers; refunds `refund-<order>-<refund>`; guests `guest-order-<order>`.
+  externalIds: { described: 'numbers, refund-<number>-<number>, guest-order-<number>', canBegin: (text: string) => numberedIdsCanBegin(['', 'refund-', 'guest-order-'], text) },
+  // The site's URL as WooCommerce sends it (`https://shop.example.com/`), compared without the scheme's case or a trailing slash.
+  shopHeader: { name: 'x-wc-webhook-source', example: 'https://shop.example.com/', normalise: (value: string) => value.trim().toLowerCase().replace(/\/+$/, '') },
   /** The site's URL and a read REST API key pair. */
   platformApi: z
     .object({

@@ -61,6 +61,7 @@ describe('signed fixtures through POST /webhooks/:connector', () => {
         [id]: {
           connector,
           settings: { source: fixture.settings?.source ?? connector.defaultSource, secrets: [new Secret(SECRET)], toleranceSeconds: 300 },
+          connection: { id, source: fixture.settings?.source ?? connector.defaultSource, externalIdPrefix: '' },
         },
       },
       producer: createProducer({

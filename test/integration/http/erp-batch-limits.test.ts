@@ -29,7 +29,7 @@ describe('ERP batches: each element on its own, limits before parsing', () => {
     logLines = [];
     pipeline = await createPipeline(ctx.url, ctx.prefix);
     app = await buildApp({
-      connectors: { erp: { connector: erpConnector, settings: { source: 'api', secrets: [new Secret(SECRET)], toleranceSeconds: 300 } } },
+      connectors: { erp: { connector: erpConnector, settings: { source: 'api', secrets: [new Secret(SECRET)], toleranceSeconds: 300 }, connection: { id: 'erp', source: 'api', externalIdPrefix: '' } } },
       producer: pipeline.producer,
       logger: createLogger({ level: 'debug', destination: collectLines(logLines) }),
       metrics: createMetrics({ defaultMetrics: false }),

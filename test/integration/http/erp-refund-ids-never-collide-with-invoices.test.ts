@@ -48,7 +48,7 @@ describe('ERP refunds and invoices', () => {
   async function start() {
     rig = await startModelRig(redis.url, { queues: ['transactions'] });
     const made = await buildApp({
-      connectors: { erp: { connector: erpConnector, settings: { source: 'api', secrets: [new Secret(SECRET)], toleranceSeconds: 300 } } },
+      connectors: { erp: { connector: erpConnector, settings: { source: 'api', secrets: [new Secret(SECRET)], toleranceSeconds: 300 }, connection: { id: 'erp', source: 'api', externalIdPrefix: '' } } },
       producer: rig.pipeline.producer,
       logger: createLogger({ level: 'silent' }),
       metrics: createMetrics({ defaultMetrics: false }),

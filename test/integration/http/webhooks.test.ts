@@ -56,7 +56,7 @@ describe('POST /webhooks/:connector', () => {
       coalesceDelayMs: 0,
     });
     return buildApp({
-      connectors: { test: { connector: testConnector, settings: testSettings(SECRET) } },
+      connectors: { test: { connector: testConnector, settings: testSettings(SECRET), connection: { id: 'test', source: testSettings(SECRET).source, externalIdPrefix: '' } } },
       producer,
       logger,
       metrics: createMetrics({ defaultMetrics: false }),
@@ -177,7 +177,7 @@ describe('POST /webhooks/:connector', () => {
     expect((await app.inject({ method: 'GET', url: '/healthz' })).json()).toMatchObject({ status: 'ok', api: { kind: 'emulator' } });
     expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(metrics).toContain('taxsync_webhooks_total{connector="test",outcome="accepted"} 1');
-    expect(metrics).toContain('taxsync_events_received_total{connector="test",outcome="queued"} 1');
+    expect(metrics).toContain('taxsync_webhooks_total{connector="test",connection="test",outcome="accepted"} 1');
+    expect(metrics).toContain('taxsync_events_received_total{connector="test",connection="test",outcome="queued"} 1');
   });
 });

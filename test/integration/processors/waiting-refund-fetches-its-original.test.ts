@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { originalFetchers } from '../../../src/backfill/original.js';
+import { loadConnections } from '../../../src/config/connections.js';
 import { loadConfig } from '../../../src/config/index.js';
 import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
 import { shopifyConnector } from '../../../src/connectors/shopify/index.js';
@@ -124,7 +125,8 @@ describe('a waiting refund fetches its missing original from the platform', () =
   /** The transactions worker as `taxsync work` builds it, with the platforms `env` configures. */
   async function start(env: Record<string, string>, refundWaitMs = 60_000): Promise<void> {
     pipeline = await createPipeline(redis.url, redis.prefix, { wait: { deadlineMs: 60_000, refundDeadlineMs: refundWaitMs, baseMs: 50, capMs: 200 } });
-    const fetchers = originalFetchers(loadConfig(env).platforms, { timeoutMs: 5_000, rateLimitRetries: 1, maxRetryWaitMs: 5_000, sleep: (ms) => (sleeps.push(ms), Promise.resolve()) });
+    const config = loadConfig(env);
+    const fetchers = originalFetchers(loadConnections(config, DEFAULT_SETTINGS, env).list, { timeoutMs: 5_000, rateLimitRetries: 1, maxRetryWaitMs: 5_000, sleep: (ms) => (sleeps.push(ms), Promise.resolve()) });
     const fetchOriginal = createOriginalFetch({ fetchers, redis: pipeline.producerConnection, keys: pipeline.keys, producer: pipeline.producer, markerTtlMs: 2 * refundWaitMs });
     await pipeline.startWorker(
       'transactions',
