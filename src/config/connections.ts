@@ -48,7 +48,7 @@ const ConnectionInput = z.strictObject({
 });
 type ConnectionInput = z.infer<typeof ConnectionInput>;
 
-const ConnectionsFile = z.strictObject({ connections: z.array(z.unknown()) });
+const ConnectionsFile = z.strictObject({ connections: z.array(z.unknown(), { error: 'must be a list of connections: {"connections": [ … ]}' }) });
 
 /** `connections[i] "id"` for messages; never a value of the connection. */
 function where(index: number, raw: unknown): string {

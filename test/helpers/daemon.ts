@@ -5,7 +5,8 @@ import { createApiClients, type ApiClients } from '../../src/api/index.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { Secret } from '../../src/domain/secret.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/config/settings.js';
-import { CONNECTORS } from '../../src/connectors/registry.js';
+import { CONNECTOR_LIST, CONNECTORS } from '../../src/connectors/registry.js';
+import { loadConnections } from '../../src/config/connections.js';
 import type { Connector } from '../../src/connectors/types.js';
 import { DEFAULT_CLIENT, startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 import { testVariety } from './emulator-variety.js';
@@ -107,8 +108,11 @@ export interface DaemonOptions {
 export async function startDaemon(redisUrl: string, prefix: string, options: DaemonOptions = {}): Promise<Daemon> {
   const emulator = await startEmulator({ variety: testVariety(), ...options.emulator, port: 0, host: '127.0.0.1', control: true });
   options.onEmulator?.(emulator);
-  const config = loadConfig({ ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env }, options.extraConnectors);
+  const env = { ...e2eEnv(redisUrl, prefix, emulator.url), ...options.env };
+  const config = loadConfig(env, options.extraConnectors);
   const settings = options.settings ?? DEFAULT_SETTINGS;
+  // The connections file's `*_env` names are read from the test's environment, not the process's.
+  const connections = loadConnections(config, settings, env, [...CONNECTOR_LIST, ...(options.extraConnectors ?? [])]);
   const logger = createLogger({ level: config.logLevel, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   const lifecycle = createLifecycle({ logger, deadlineMs: config.shutdownDeadlineMs });
   const api = createApiClients({ taxUrl: emulator.url, clientId: DEFAULT_CLIENT.clientId, clientSecret: new Secret(DEFAULT_CLIENT.clientSecret) });
@@ -125,12 +129,13 @@ export async function startDaemon(redisUrl: string, prefix: string, options: Dae
     connection.disconnect();
   });
   if (options.work !== false) {
-    await startWork({ config, settings, redisTarget, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
+    await startWork({ config, settings, connections, redisTarget, tax: workerApi.tax, vat: workerApi.vat, logger, lifecycle, metrics });
   }
   const served = await startServe({
     metrics,
     config,
     settings,
+    connections,
     redisTarget,
     logger,
     lifecycle,
