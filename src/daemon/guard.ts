@@ -4,7 +4,7 @@ import { createRedis, type RedisTarget } from '../queue/connection.js';
 import { createKeys } from '../queue/keys.js';
 import { checkSources } from './source-guard.js';
 
-/** Runs the source-change guard for the connections in use (a platform's default one keeps its platform's entry). */
+/** Runs the source-change guard for the connections in use (a platform's default one keeps its platform's entry); a connection's prefix is guarded with its source. */
 export async function guardSources(
   config: Config,
   connections: Connections,
@@ -13,7 +13,11 @@ export async function guardSources(
 ): Promise<{ connector: string; from: string; to: string }[]> {
   const redis = createRedis(redisTarget, 'worker');
   try {
-    const current = Object.fromEntries(connections.list.filter((c) => c.webhookSecrets.length > 0 || (c.declared && isActive(c))).map((c) => [c.id, c.source]));
+    // A prefix is part of every key as the source is: a changed one duplicates records the same way.
+    // Without a prefix the value is the source alone, as remembered before connections existed.
+    const current = Object.fromEntries(
+      connections.list.filter((c) => c.webhookSecrets.length > 0 || (c.declared && isActive(c))).map((c) => [c.id, c.externalIdPrefix === '' ? c.source : `${c.source} ${c.externalIdPrefix}`]),
+    );
     return (await checkSources(redis, createKeys(config.redis.prefix), current, { acceptChange })).changed;
   } finally {
     redis.disconnect();

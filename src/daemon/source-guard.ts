@@ -21,7 +21,7 @@ export async function checkSources(
     const list = changed.map((c) => `${c.connector}: "${c.from}" → "${c.to}"`).join(', ');
     throw new TaxsyncError(
       'CONFIG_INVALID',
-      `the source of a connector changed (${list}); every record it sends would be duplicated in the tax engine. Restore the old source, or start with --accept-source-change if this is intended`,
+      `the source of a connection changed (${list}; a value is its source and its external_id_prefix, if any); every record it sends would be duplicated in the tax engine. Restore the old source and prefix, or start with --accept-source-change if this is intended`,
     );
   }
   const toStore = Object.entries(current).flat();

@@ -203,7 +203,7 @@ describe('taxsync on a 3-master Redis Cluster', () => {
 
       const withSecret = (settings: Settings) => connectionsOf(loadConnections(tax.config, settings).list.map((c) => (c.id === 'erp' ? { ...c, webhookSecrets: [new Secret('x')] } : c)));
       expect(await guardSources(tax.config, withSecret(Settings.parse({})), seed, false)).toEqual([]);
-      await expect(guardSources(tax.config, withSecret(Settings.parse({ sources: { erp: 'netsuite' } })), seed, false)).rejects.toThrow(/source of a connector changed/);
+      await expect(guardSources(tax.config, withSecret(Settings.parse({ sources: { erp: 'netsuite' } })), seed, false)).rejects.toThrow(/source of a connection changed/);
     } finally {
       await dlq.close();
       redis.disconnect();

@@ -1,19 +1,30 @@
 import type { Command } from 'commander';
-import { describeConfig, loadConfig } from '../../config/index.js';
+import { describeConfig } from '../../config/index.js';
+import type { Connection } from '../../config/connections.js';
+import { boot } from '../../daemon/boot.js';
+
+/** A connection as `taxsync config` prints it: its fields, secrets as [redacted]. */
+function describeConnection(c: Connection): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(c)) as Record<string, unknown>;
+}
 
 export function registerConfigCommand(program: Command): void {
   program
     .command('config')
-    .description('validate the environment and print the resulting configuration (secrets shown as [redacted])')
+    .description('validate the environment, the settings file and the connections file, and print the resulting configuration (secrets shown as [redacted])')
     .option('--json', 'machine-readable output')
-    .action((options: { json?: boolean }) => {
-      const config = loadConfig();
-      const view = describeConfig(config);
-      if (options.json) {
-        process.stdout.write(`${JSON.stringify(view)}\n`);
-        return;
+    .action(async (options: { json?: boolean }) => {
+      const { config, connections, lifecycle } = boot('config', { logToStderr: true });
+      try {
+        const view = { ...describeConfig(config), connections: connections.list.map(describeConnection) };
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(view)}\n`);
+          return;
+        }
+        process.stdout.write(`configuration is valid${config.usesEmulator ? ' (TAX_API_URL unset: the built-in emulator is used)' : ''}\n`);
+        process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+      } finally {
+        await lifecycle.shutdown('config printed');
       }
-      process.stdout.write(`configuration is valid${config.usesEmulator ? ' (TAX_API_URL unset: the built-in emulator is used)' : ''}\n`);
-      process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
     });
 }
