@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { runStart, runWork } from '../../daemon/entry.js';
 import { WORKABLE_QUEUES, parseQueues, type WorkableQueue } from '../../daemon/work.js';
 
-const ACCEPT_SOURCE_CHANGE = 'start although a connection's source or prefix changed (every record it sends is then a new record)';
+const ACCEPT_SOURCE_CHANGE = 'start although the source or prefix of a connection changed (every record it sends is then a new record)';
 
 export function registerDaemonCommands(program: Command): void {
   program
