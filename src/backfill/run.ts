@@ -1,6 +1,8 @@
 import type { ConnectionKeys } from '../domain/connection.js';
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
+import { DEFAULT_TRACE, type TraceSettings } from '../queue/trace.js';
+import { splitHeld, traceHeld } from './held.js';
 import type { Producer } from '../queue/producer.js';
 import { namespacedBackfill, shopifyBackfillDeliveries, type BackfillDelivery, type OrderLister } from './shopify.js';
 import { wooBackfillDeliveries } from './woocommerce.js';
@@ -29,7 +31,9 @@ export interface BackfillSummary {
 
 interface CommonDeps {
   redis: RedisClient;
-  keys: Pick<Keys, 'prefix'>;
+  keys: Keys;
+  /** The trace of a record backfill found already held. @defaultValue DEFAULT_TRACE */
+  trace?: TraceSettings;
   producer: Pick<Producer, 'accept' | 'isDuplicateDelivery'>;
   /** The connection read (docs/connections.md): its source, its prefix on every id, its own dedupe and checkpoint. */
   connection: ConnectionKeys;
@@ -52,16 +56,18 @@ export type DeliveryOutcome = 'queued' | 'known' | 'ignored' | 'invalid';
 /**
  * One delivery through the webhooks' dedupe and producer, as its webhook would have gone; the
  * checkpoint (when given) is stored with it in the same step, or alone when nothing is queued.
+ * `byRecord` (`taxsync backfill`): events whose record already holds them are counted known and
+ * not queued (./held.ts), whatever their made-up event id.
  * `taxsync backfill` and the fetch of a waiting refund's original both submit this way; the fetch
  * skips the delivery-id check (`byEventsOnly`): a WooCommerce delivery id names the order's
  * state, and the delivery that brought a refund without its order had the same one. Its events
  * are then judged one by one by the latest-state store (the same event again is a duplicate).
  */
 export async function acceptDelivery(
-  deps: Pick<CommonDeps, 'redis' | 'producer'>,
+  deps: Pick<CommonDeps, 'redis' | 'producer'> & Partial<Pick<CommonDeps, 'keys' | 'trace'>>,
   connector: string,
   delivery: BackfillDelivery,
-  options: { checkpoint?: Checkpoint; byEventsOnly?: boolean } = {},
+  options: { checkpoint?: Checkpoint; byEventsOnly?: boolean; byRecord?: boolean } = {},
 ): Promise<DeliveryOutcome> {
   const { checkpoint } = options;
   const { result } = delivery;
@@ -76,14 +82,20 @@ export async function acceptDelivery(
     await mark();
     return 'known';
   }
-  const accepted = await deps.producer.accept({ events: result.events, delivery: { connector, id: delivery.id }, ...(checkpoint && { checkpoint }) });
+  let events = result.events;
+  if (options.byRecord && deps.keys !== undefined) {
+    const { held, fresh } = await splitHeld(deps.redis, deps.keys, events);
+    await traceHeld(deps.redis, deps.keys, deps.trace ?? DEFAULT_TRACE, held, new Date());
+    events = fresh;
+  }
+  const accepted = await deps.producer.accept({ events, delivery: { connector, id: delivery.id }, ...(checkpoint && { checkpoint }) });
   return accepted.outcomes.some((o) => o === 'queued') ? 'queued' : 'known';
 }
 
 /** acceptDelivery, counted in the run's summary. */
 async function acceptCounted(deps: CommonDeps, summary: BackfillSummary, read: BackfillDelivery, checkpoint: Checkpoint | undefined): Promise<void> {
   const delivery = { ...read, result: namespacedBackfill(read.result, deps.connection) };
-  const outcome = await acceptDelivery(deps, deps.connection.id, delivery, checkpoint && { checkpoint });
+  const outcome = await acceptDelivery(deps, deps.connection.id, delivery, { ...(checkpoint && { checkpoint }), byRecord: true });
   if (outcome === 'invalid') summary.invalid.push({ id: delivery.objectId, message: delivery.result.kind === 'invalid' ? delivery.result.message : 'invalid' });
   else summary[outcome] += 1;
 }

@@ -48,6 +48,7 @@ export function registerBackfillCommand(program: Command): void {
         const common = {
           redis: connection,
           keys: createKeys(config.redis.prefix),
+          trace: config.trace,
           producer: configuredProducer(connection, queues, config, settings),
           connection: read,
           onProgress: (resource: string, listed: number) => progress.update(`backfill ${read.id} ${resource}`, listed),

@@ -8,9 +8,10 @@ import { createStripeLister } from '../../../src/backfill/stripe.js';
 import { createPipeline, type Pipeline } from '../../helpers/pipeline.js';
 import { backfillDeps, closeServer, listenLocal } from '../../helpers/backfill-fake.js';
 import { useRedis } from '../../helpers/redis.js';
+import { readTrace } from '../../../src/queue/trace.js';
 
 /**
- * Issue 19, catch-up after an outage: taxsync was down for six hours and received only the webhook
+ * Catch-up after an outage: taxsync was down for six hours and received only the webhook
  * of the first invoice. A local fake of Stripe's list endpoints (`GET /v1/invoices`,
  * `GET /v1/credit_notes`: list objects with has_more, paged by starting_after, one object per page
  * here, a 429 with Retry-After on the first call) answers with the objects of the real-shaped
@@ -104,6 +105,31 @@ describe('taxsync backfill --source stripe (fake Stripe list endpoints, real Red
     // Run again: everything is known now, nothing is queued twice.
     const again = await runStripeBackfill(deps(), { since: new Date(0) });
     expect(again).toMatchObject({ listed: 4, queued: 0, known: 4 });
+  });
+
+  it('counts the invoices delivered by webhook as known, although the backfill cannot know their event ids, and traces that it found them held', async () => {
+    rateLimitedOnce = false;
+    // The webhooks as Stripe sends them: a real event id of their own, created when the invoice
+    // reached its state (its paid_at or finalized_at): the same instant the backfill reads off the object.
+    for (const object of INVOICES.slice(0, 2)) {
+      const t = object.status_transitions as { paid_at?: number | null; finalized_at?: number | null };
+      const created = Math.max(Number(object.created), Number(t.finalized_at ?? 0), Number(t.paid_at ?? 0));
+      const type = object.status === 'paid' ? 'invoice.paid' : 'invoice.finalized';
+      const body = { id: `evt_webhook_${String(object.id)}`, object: 'event', type, created, data: { object } };
+      const parsed = stripeConnector.parse({ rawBody: Buffer.from(JSON.stringify(body)), headers: {} } as never, { source: 'stripe' } as never);
+      if (parsed.kind !== 'events') throw new Error(`the webhook did not map: ${parsed.kind}`);
+      await pipeline.producer.accept({ events: parsed.events, delivery: { connector: 'stripe', id: parsed.deliveryId } });
+    }
+    const summary = await runStripeBackfill(deps(), { since: new Date(0) });
+    expect(summary).toMatchObject({ listed: 4, queued: 2, known: 2, ignored: 0, invalid: [] });
+    const first = String(INVOICES[0]!.id);
+    const seq = async (id: string) => Number(await ctx.redis.hget(pipeline.keys.state(`transaction|stripe|${id}`), 'seq'));
+    expect(await seq(first)).toBe(1);
+    const trace = await readTrace(ctx.redis, pipeline.keys, `transaction|stripe|${first}`);
+    expect(trace.map((e) => e.detail)).toContain('backfill found this version already held; not queued again');
+    const again = await runStripeBackfill(deps(), { since: new Date(0) });
+    expect(again).toMatchObject({ listed: 4, queued: 0, known: 4 });
+    expect(await seq(first)).toBe(1);
   });
 
   it('resumes after the last object it stored when interrupted', async () => {
