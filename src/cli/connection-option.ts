@@ -1,11 +1,7 @@
 import type { Connection, Connections } from '../config/connections.js';
 
-/** The connection a command names (`--connection <id>`), or an error listing the ones there are. */
-export function namedConnection(connections: Connections, id: string): Connection {
-  const found = connections.get(id);
-  if (found !== undefined) return found;
-  throw new Error(`no connection "${id}": the connections are ${connections.list.map((c) => c.id).join(', ')} (docs/connections.md)`);
-}
+// The commands' `--connection <id>`; defined with the configuration so the dead-letter filter shares it.
+export { namedConnection } from '../config/named-connection.js';
 
 /**
  * A record's `<connection or source> <id>` as the operator types it (`trace shop-fr 1001`): a
@@ -17,4 +13,14 @@ export function recordOfArguments(connections: Connections, first: string, id: s
   if (connection === undefined) return { source: first, external_id: id };
   const external = connection.externalIdPrefix !== '' && id.startsWith(connection.externalIdPrefix) ? id : connection.externalIdPrefix + id;
   return { source: connection.source, external_id: external, connection };
+}
+
+/**
+ * The record `recordOfArguments` named, for an answer such as "no record … is known": with the
+ * connection when the operator named one by an id that is not its source (a default connection's
+ * id is its source, and such answers read as they did before connections).
+ */
+export function describeNamedRecord(first: string, named: ReturnType<typeof recordOfArguments>): string {
+  const which = `${named.source}/${named.external_id}`;
+  return named.connection === undefined || first === named.source ? which : `${which} (connection ${named.connection.id})`;
 }

@@ -1,4 +1,6 @@
+import type { Connections } from '../config/connections.js';
 import type { DeadLetterEntry } from '../queue/dead-letter.js';
+import { namedConnection } from '../config/named-connection.js';
 
 /**
  * PURE: which dead-letter entries an operator means (`taxsync dlq list|export|discard|replay`
@@ -16,6 +18,15 @@ export interface DlqFilter {
   until?: Date;
   /** Case-insensitive text anywhere in the entry (message, field errors, event, raw body…). */
   text?: string;
+  /** The entries of one connection (see belongsToConnection). */
+  connection?: ConnectionScope;
+}
+
+/** A connection named by a filter, with the connections its records are looked up in. */
+export interface ConnectionScope {
+  id: string;
+  /** The installation's connections; undefined (not known): only the connector an event or a delivery names counts. */
+  connections?: Connections;
 }
 
 export interface DlqFilterOptions {
@@ -26,6 +37,7 @@ export interface DlqFilterOptions {
   since?: string;
   until?: string;
   text?: string;
+  connection?: string;
 }
 
 function time(name: string, value: string | undefined): Date | undefined {
@@ -39,8 +51,11 @@ function time(name: string, value: string | undefined): Date | undefined {
   return at;
 }
 
-/** Builds a filter from command-line options; throws with a one-line reason on a bad value. */
-export function parseFilter(options: DlqFilterOptions): DlqFilter {
+/**
+ * Builds a filter from command-line options; throws with a one-line reason on a bad value. With
+ * `connections`, a connection must be one of them (a typo would otherwise match nothing, silently).
+ */
+export function parseFilter(options: DlqFilterOptions, connections?: Connections): DlqFilter {
   const filter: DlqFilter = {};
   if (options.queue) filter.queue = options.queue;
   if (options.code) filter.code = options.code.toUpperCase();
@@ -52,6 +67,9 @@ export function parseFilter(options: DlqFilterOptions): DlqFilter {
   if (until) filter.until = until;
   if (since && until && since.getTime() >= until.getTime()) throw new Error('--since must be before --until');
   if (options.text) filter.text = options.text;
+  if (options.connection) {
+    filter.connection = connections === undefined ? { id: options.connection } : { id: namedConnection(connections, options.connection).id, connections };
+  }
   return filter;
 }
 
@@ -69,6 +87,7 @@ export function describeFilter(filter: DlqFilter): Record<string, string> {
   if (filter.since) out.since = filter.since.toISOString();
   if (filter.until) out.until = filter.until.toISOString();
   if (filter.text) out.text = filter.text;
+  if (filter.connection) out.connection = filter.connection.id;
   return out;
 }
 
@@ -81,7 +100,36 @@ export function matchesFilter(entry: DeadLetterEntry, filter: DlqFilter): boolea
   if (filter.since !== undefined && !(at >= filter.since.getTime())) return false;
   if (filter.until !== undefined && !(at < filter.until.getTime())) return false;
   if (filter.text !== undefined && !JSON.stringify(entry).toLowerCase().includes(filter.text.toLowerCase())) return false;
+  if (filter.connection !== undefined && !belongsToConnection(entry, filter.connection)) return false;
   return true;
+}
+
+/** The connector an entry's event names (`event.connector`: the connection that received it). */
+function eventConnector(event: unknown): string | undefined {
+  const connector = typeof event === 'object' && event !== null ? (event as { connector?: unknown }).connector : undefined;
+  return typeof connector === 'string' ? connector : undefined;
+}
+
+/**
+ * Whether an entry is the connection's: the connection received its delivery or its event, or its
+ * record is one of the connection's (an event from elsewhere, such as a file ingest, names no connection).
+ */
+export function belongsToConnection(entry: DeadLetterEntry, scope: ConnectionScope): boolean {
+  if (entry.raw?.connector === scope.id || eventConnector(entry.event) === scope.id) return true;
+  const record = entry.record;
+  return record !== null && scope.connections?.ofRecord(record.source, record.external_id)?.id === scope.id;
+}
+
+/**
+ * The connection an entry is shown under: the one that received its delivery or its event, else
+ * the one its record belongs to. Without the connections, whatever connector the entry names.
+ */
+export function entryConnection(entry: DeadLetterEntry, connections?: Connections): string | undefined {
+  if (entry.raw) return entry.raw.connector;
+  const named = eventConnector(entry.event);
+  if (connections === undefined) return named;
+  if (named !== undefined && connections.get(named) !== undefined) return named;
+  return entry.record === null ? undefined : connections.ofRecord(entry.record.source, entry.record.external_id)?.id;
 }
 
 /** Newest failure first; ties by id so paging is stable. */

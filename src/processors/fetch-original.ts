@@ -62,7 +62,7 @@ export function createOriginalFetch(deps: OriginalFetchDeps): FetchOriginal {
     }
     if (answer.kind === 'not-found') return failed('ORIGINAL_NOT_ON_PLATFORM', 'the platform has no such original (404)');
     const outcomes: DeliveryOutcome[] = [];
-    for (const delivery of answer.deliveries) outcomes.push(await acceptDelivery(deps, connector, delivery, { byEventsOnly: true }));
+    for (const delivery of answer.deliveries) outcomes.push(await acceptDelivery({ redis: deps.redis, producer: deps.producer }, connector, delivery, { byEventsOnly: true }));
     const first = answer.deliveries[0];
     if (first === undefined || outcomes[0] === 'ignored' || outcomes[0] === 'invalid') {
       const why = first?.result.kind === 'ignored' ? first.result.reason : first?.result.kind === 'invalid' ? first.result.message : 'nothing to map';

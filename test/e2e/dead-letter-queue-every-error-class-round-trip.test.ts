@@ -286,7 +286,7 @@ describe('the dead-letter queue: every error class, reviewed and worked off with
     const table = await cli(['dlq', 'list', '--limit', '100']);
     expect(table.code).toBe(0);
     const rows = table.stdout.trimEnd().split('\n');
-    expect(rows[0]).toMatch(/^ID\s+LAST FAILED\s+QUEUE\s+CODE\s+SUBJECT\s+MESSAGE$/);
+    expect(rows[0]).toMatch(/^ID\s+LAST FAILED\s+QUEUE\s+CODE\s+CONNECTION\s+SUBJECT\s+MESSAGE$/);
     expect(rows).toHaveLength(1 + 19 + 1);
     expect(rows.at(-1)).toBe('19 of 19 shown');
     expect(rows[1]).toContain('MAPPING_INVALID');

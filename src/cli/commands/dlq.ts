@@ -17,7 +17,7 @@ import {
   type ReplaySummary,
   type Selection,
 } from '../../dead-letters/service.js';
-import { describeTally, entrySubject, isEmptyFilter, parseFilter, renderTable, tally, type DlqFilterOptions } from '../../dead-letters/filter.js';
+import { describeTally, entryConnection, entrySubject, isEmptyFilter, matchesFilter, parseFilter, renderTable, tally, type DlqFilter, type DlqFilterOptions } from '../../dead-letters/filter.js';
 import { editEntry } from '../../dead-letters/edit.js';
 import { openDlq } from '../open-dlq.js';
 import { applyRetention } from '../../dead-letters/retention.js';
@@ -49,6 +49,8 @@ const int = (name: string) => (value: string) => {
   return n;
 };
 
+const CONNECTION_OPTION = ['--connection <id>', "only this connection's entries: its deliveries, its events and its records (taxsync config lists the connections)"] as const;
+
 function filterOptions(command: Command): Command {
   return command
     .option('--queue <queue>', 'customers, transactions, vat-submissions or ingest')
@@ -57,7 +59,8 @@ function filterOptions(command: Command): Command {
     .option('--external-id <id>', "the record's external id")
     .option('--since <iso>', 'last failure at or after (ISO 8601 date or date-time with zone)')
     .option('--until <iso>', 'last failure before (ISO 8601)')
-    .option('--text <text>', 'text anywhere in the entry (case-insensitive)');
+    .option('--text <text>', 'text anywhere in the entry (case-insensitive)')
+    .option(...CONNECTION_OPTION);
 }
 
 /**
@@ -67,11 +70,11 @@ function filterOptions(command: Command): Command {
  */
 async function choose(deps: DlqDeps, ids: readonly string[], options: Common & { all?: boolean }, explicit: boolean): Promise<{ entries: DeadLetterEntry[]; selection: Selection }> {
   if (ids.some((id) => id.trim() === '')) throw new Error('an entry id is empty: name entry ids, give at least one filter, or --all');
-  for (const name of ['queue', 'code', 'source', 'externalId', 'since', 'until', 'text'] as const) {
+  for (const name of ['queue', 'code', 'source', 'externalId', 'since', 'until', 'text', 'connection'] as const) {
     const value = options[name];
     if (value !== undefined && value.trim() === '') throw new Error(`--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is empty: give the filter a value, name entry ids, or --all`);
   }
-  const filter = parseFilter(options);
+  const filter = parseFilter(options, deps.connections);
   const criteria = (ids.length > 0 ? 1 : 0) + (isEmptyFilter(filter) ? 0 : 1) + (options.all ? 1 : 0);
   if (criteria > 1) throw new Error('give entry ids, filters or --all: one of them');
   if (ids.length > 0) {
@@ -79,7 +82,7 @@ async function choose(deps: DlqDeps, ids: readonly string[], options: Common & {
     if (missing.length > 0) throw new Error(`no dead-letter entry ${missing.join(', ')}`);
     return { entries, selection: { ids } };
   }
-  if (explicit && criteria === 0) throw new Error('name entry ids, give at least one filter (--queue, --code, --source, …) or --all');
+  if (explicit && criteria === 0) throw new Error('name entry ids, give at least one filter (--queue, --code, --source, --connection, …) or --all');
   return { entries: await selectEntries(deps, filter), selection: { filter } };
 }
 
@@ -139,6 +142,26 @@ function renderEntry(e: DeadLetterEntry): string {
   return lines.join('\n');
 }
 
+/** `--connection` alone (stats, prune): an unknown id is an error naming the connections there are. */
+function connectionFilter(deps: DlqDeps, id: string): DlqFilter {
+  if (id.trim() === '') throw new Error('--connection is empty: name a connection');
+  return parseFilter({ connection: id }, deps.connections);
+}
+
+/**
+ * The dead letters as retention sees them, narrowed to one connection's entries: retention then
+ * archives and removes only those (never more than a prune of the whole queue would of them).
+ */
+function connectionEntries(deps: DlqDeps, id: string): Pick<DlqDeps['deadLetters'], 'all' | 'removeTo'> {
+  const filter = connectionFilter(deps, id);
+  return {
+    async *all(pageSize?: number) {
+      for await (const entry of deps.deadLetters.all(pageSize)) if (matchesFilter(entry, filter)) yield entry;
+    },
+    removeTo: (multi, entryId) => deps.deadLetters.removeTo(multi, entryId),
+  };
+}
+
 function renderReplay(summary: ReplaySummary): string {
   const counts = Object.entries(summary.counts)
     .filter(([, n]) => n > 0)
@@ -148,22 +171,22 @@ function renderReplay(summary: ReplaySummary): string {
   return [counts || 'nothing replayed', ...lines].join('\n');
 }
 
-export function registerDlqCommands(program: Command): void {
-  const dlq = program.command('dlq').description('review the dead-letter queue: list, show, edit, replay, discard, export, prune, audit');
-
+/** Reading the queue: list, stats, show, export. */
+function registerReviewCommands(dlq: Command): void {
   filterOptions(dlq.command('list').description('entries, newest first'))
     .option('--limit <n>', 'at most this many (default 50)', int('limit'), 50)
     .option('--offset <n>', 'skip this many', int('offset'), 0)
     .option('--json', 'machine-readable output')
     .action(async (options: Common & { limit: number; offset: number }) => {
       await run('list', options, async (deps) => {
-        const page = await listEntries(deps, parseFilter(options), { offset: options.offset, limit: options.limit });
+        const page = await listEntries(deps, parseFilter(options, deps.connections), { offset: options.offset, limit: options.limit });
+        const connectionOf = (e: DeadLetterEntry) => entryConnection(e, deps.connections) ?? null;
         if (options.json) {
-          process.stdout.write(`${JSON.stringify(page)}\n`);
+          process.stdout.write(`${JSON.stringify({ ...page, entries: page.entries.map((e) => ({ ...e, connection: connectionOf(e) })) })}\n`);
           return;
         }
-        const rows = page.entries.map((e) => [e.id, e.last_failed_at, e.queue, e.error.code, entrySubject(e), e.error.message.slice(0, 80)]);
-        process.stdout.write(`${renderTable(['ID', 'LAST FAILED', 'QUEUE', 'CODE', 'SUBJECT', 'MESSAGE'], rows)}\n`);
+        const rows = page.entries.map((e) => [e.id, e.last_failed_at, e.queue, e.error.code, connectionOf(e) ?? '-', entrySubject(e), e.error.message.slice(0, 80)]);
+        process.stdout.write(`${renderTable(['ID', 'LAST FAILED', 'QUEUE', 'CODE', 'CONNECTION', 'SUBJECT', 'MESSAGE'], rows)}\n`);
         process.stdout.write(`${page.entries.length} of ${page.total} shown${page.offset > 0 ? ` (from ${page.offset})` : ''}\n`);
       });
     });
@@ -171,10 +194,11 @@ export function registerDlqCommands(program: Command): void {
   dlq
     .command('stats')
     .description('entry counts by queue and error code')
+    .option(...CONNECTION_OPTION)
     .option('--json', 'machine-readable output')
     .action(async (options: Common) => {
       await run('stats', options, async (deps) => {
-        const stats = await dlqStats(deps);
+        const stats = options.connection === undefined ? await dlqStats(deps) : tally(await selectEntries(deps, connectionFilter(deps, options.connection)));
         if (options.json) {
           process.stdout.write(`${JSON.stringify(stats)}\n`);
           return;
@@ -207,7 +231,10 @@ export function registerDlqCommands(program: Command): void {
         process.stderr.write(`${count} entries exported\n`);
       });
     });
+}
 
+/** Acting on entries: discard, replay, edit (each audited). */
+function registerActionCommands(dlq: Command): void {
   filterOptions(dlq.command('discard').description('remove entries for good (plan first; audited)'))
     .argument('[ids...]', 'entry ids (or filters, or --all)')
     .option('--all', 'every entry (an explicit choice: no ids and no filter is an error)')
@@ -282,16 +309,20 @@ export function registerDlqCommands(program: Command): void {
         process.stdout.write(`entry ${id}: edited ${plan.target} (${plan.paths.join(', ')}); the original is kept. Send it with: taxsync dlq replay ${id}\n`);
       });
     });
+}
 
+/** Keeping the queue: retention once, and the audit log. */
+function registerUpkeepCommands(dlq: Command): void {
   dlq
     .command('prune')
     .description('apply retention once (TAXSYNC_DLQ_MAX_ENTRIES, TAXSYNC_DLQ_MAX_AGE_DAYS): archive, then remove; off by default')
+    .option('--connection <id>', "only this connection's entries: the age limit applies to them, and the cap counts only them")
     .option('--json', 'machine-readable output')
     .action(async (options: Common) => {
       await run('prune', options, async (deps, booted, redis) => {
         const { maxEntries, maxAgeDays, archivePath } = booted.config.deadLetter;
         const result = await applyRetention(
-          { deadLetters: deps.deadLetters, redis, keys: deps.keys, logger: booted.logger, ...(deps.clock ? { clock: deps.clock } : {}) },
+          { deadLetters: options.connection === undefined ? deps.deadLetters : connectionEntries(deps, options.connection), redis, keys: deps.keys, logger: booted.logger, ...(deps.clock ? { clock: deps.clock } : {}) },
           { maxEntries, maxAgeDays },
           archivePath,
         );
@@ -301,7 +332,8 @@ export function registerDlqCommands(program: Command): void {
           return;
         }
         const off = maxEntries <= 0 && maxAgeDays <= 0 ? ' (retention is off: TAXSYNC_DLQ_MAX_ENTRIES and TAXSYNC_DLQ_MAX_AGE_DAYS are 0)' : '';
-        process.stdout.write(`${result.removed} entries archived to ${archivePath} and removed (${result.byAge} by age, ${result.byCap} over the cap); ${result.kept} kept${off}\n`);
+        const of = options.connection === undefined ? '' : ` of connection ${options.connection}`;
+        process.stdout.write(`${result.removed} entries${of} archived to ${archivePath} and removed (${result.byAge} by age, ${result.byCap} over the cap); ${result.kept} kept${off}\n`);
       });
     });
 
@@ -323,4 +355,11 @@ export function registerDlqCommands(program: Command): void {
         process.stdout.write(`${renderTable(['AT', 'ACTOR', 'ACTION', 'COUNT', 'ENTRIES', 'OUTCOME'], rows)}\n`);
       });
     });
+}
+
+export function registerDlqCommands(program: Command): void {
+  const dlq = program.command('dlq').description('review the dead-letter queue: list, show, edit, replay, discard, export, prune, audit');
+  registerReviewCommands(dlq);
+  registerActionCommands(dlq);
+  registerUpkeepCommands(dlq);
 }

@@ -1,10 +1,11 @@
 import { ERROR_CODES } from '../../domain/errors.js';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
 import type { ReplaySummary } from '../../dead-letters/service.js';
-import { describeTally, entrySubject, tally } from '../../dead-letters/filter.js';
+import type { Connections } from '../../config/connections.js';
+import { describeTally, entryConnection, entrySubject, tally } from '../../dead-letters/filter.js';
 import { html, type Html } from './html.js';
 
-export const FILTER_FIELDS = ['queue', 'code', 'source', 'external_id', 'text', 'since', 'until'] as const;
+export const FILTER_FIELDS = ['queue', 'code', 'source', 'connection', 'external_id', 'text', 'since', 'until'] as const;
 export type FilterFields = Partial<Record<(typeof FILTER_FIELDS)[number], string>>;
 export type Action = 'replay' | 'discard';
 
@@ -37,18 +38,30 @@ function filterForm(fields: FilterFields): Html {
   const input = (name: (typeof FILTER_FIELDS)[number], label: string, placeholder = '') =>
     html`<label>${label}<input name="${name}" value="${fields[name] ?? ''}" placeholder="${placeholder}"></label>`;
   return html`<form class="filters" method="get" action="${BASE}">
-  ${input('queue', 'queue', 'transactions')}${input('code', 'code', 'API_INVALID')}${input('source', 'source', 'shopify')}
+  ${input('queue', 'queue', 'transactions')}${input('code', 'code', 'API_INVALID')}${input('source', 'source', 'shopify')}${input('connection', 'connection', 'shop-fr')}
   ${input('external_id', 'external id')}${input('text', 'text')}
   ${input('since', 'since', '2026-11-21')}${input('until', 'until', '2026-11-21T12:00:00Z')}
   <button>Filter</button> <a href="${BASE}">clear</a>
 </form>`;
 }
 
-export function listView(options: { fields: FilterFields; entries: readonly DeadLetterEntry[]; total: number; offset: number; limit: number; summary: string; error?: string }): Html {
+/** The connection an entry is shown under; '-' when none is known (connections undefined: the connector it names). */
+const connectionCell = (e: DeadLetterEntry, connections: Connections | undefined): string => entryConnection(e, connections) ?? '-';
+
+export function listView(options: {
+  fields: FilterFields;
+  entries: readonly DeadLetterEntry[];
+  total: number;
+  offset: number;
+  limit: number;
+  summary: string;
+  error?: string;
+  connections?: Connections;
+}): Html {
   const { fields, entries, total, offset, limit } = options;
   const rows = entries.map(
     (e) => html`<tr>
-  <td>${e.last_failed_at}</td><td>${e.queue}</td><td><a href="${BASE}/entries/${encodeURIComponent(e.id)}">${entrySubject(e)}</a></td>
+  <td>${e.last_failed_at}</td><td>${e.queue}</td><td>${connectionCell(e, options.connections)}</td><td><a href="${BASE}/entries/${encodeURIComponent(e.id)}">${entrySubject(e)}</a></td>
   <td>${e.error.code}</td><td>${e.error.message.slice(0, 160)}</td><td>${e.attempts}</td>
 </tr>`,
   );
@@ -61,16 +74,17 @@ ${options.error === undefined ? '' : html`<p class="error">${options.error}</p>`
 <p>${options.summary}${total > 0 ? html`; showing ${offset + 1}–${offset + entries.length}, newest first` : ''}</p>
 ${total > 0
   ? html`<p><a href="${BASE}/replay${query(Object.keys(fields).length > 0 ? fields : { all: '1' })}">Replay these ${total}…</a>${Object.keys(fields).length > 0 ? html` · <a href="${BASE}/discard${query(fields)}">Discard these ${total}…</a>` : ''}</p>
-<table><thead><tr><th>last failed</th><th>queue</th><th>record / delivery</th><th>code</th><th>message</th><th>attempts</th></tr></thead>
+<table><thead><tr><th>last failed</th><th>queue</th><th>connection</th><th>record / delivery</th><th>code</th><th>message</th><th>attempts</th></tr></thead>
 <tbody>${rows}</tbody></table>${paging}`
   : ''}`;
 }
 
-export function entryView(e: DeadLetterEntry): Html {
+export function entryView(e: DeadLetterEntry, connections?: Connections): Html {
   const fieldErrors = Object.entries(e.error.fields ?? {});
   return html`<dl>
   <dt>id</dt><dd>${e.id}</dd>
   <dt>queue</dt><dd>${e.queue}</dd>
+  <dt>connection</dt><dd>${connectionCell(e, connections)}</dd>
   <dt>record / delivery</dt><dd>${entrySubject(e)}</dd>
   <dt>error</dt><dd>${e.error.code} (${e.error.retryable ? 'retryable' : 'not retryable'}): ${e.error.message}</dd>
   <dt>attempts</dt><dd>${e.attempts}</dd>

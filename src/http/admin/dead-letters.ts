@@ -3,6 +3,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { WaitingList } from '../../processors/waiting.js';
 import type { DeadLetterEntry } from '../../queue/dead-letter.js';
 import { discardEntries, entriesById, replayEntries, selectEntries, type DlqDeps, type Selection } from '../../dead-letters/service.js';
+import type { Connections } from '../../config/connections.js';
 import { describeTally, isEmptyFilter, parseFilter, tally, type DlqFilter } from '../../dead-letters/filter.js';
 import type { AdminAuth, Viewer } from './auth.js';
 import { confirmView, discardResultView, entryView, FILTER_FIELDS, listView, replayResultView, type Action, type FilterFields } from './dead-letter-views.js';
@@ -15,7 +16,7 @@ export const PAGE_SIZE = 50;
 
 export interface DeadLetterRouteDeps {
   auth: AdminAuth;
-  /** The dead-letter tools, writing the audit log as `actor`. */
+  /** The dead-letter tools, writing the audit log as `actor`; their `connections` say each entry's connection (the list's filter and column). */
   dlq: (actor: string) => DlqDeps;
   logger: Logger;
   viewerOf: (request: FastifyRequest) => Viewer;
@@ -34,10 +35,14 @@ function fieldsOf(params: URLSearchParams): FilterFields {
   return fields;
 }
 
-/** The filter the fields describe; a bad value is a message for the page (the CLI's wording, without its `--`). */
-function filterOf(fields: FilterFields): { filter: DlqFilter } | { error: string } {
+/**
+ * The filter the fields describe; a bad value is a message for the page (the CLI's wording, without
+ * its `--`). `connections`: the dead-letter tools' (the daemon's); unknown, a connection is matched
+ * by the connector its entries name.
+ */
+function filterOf(fields: FilterFields, connections: Connections | undefined): { filter: DlqFilter } | { error: string } {
   try {
-    return { filter: parseFilter({ ...fields, externalId: fields.external_id }) };
+    return { filter: parseFilter({ ...fields, externalId: fields.external_id }, connections) };
   } catch (error) {
     return { error: (error as Error).message.replace(/--(\w)/g, '$1') };
   }
@@ -63,7 +68,7 @@ function namedIds(params: URLSearchParams): string[] {
  */
 async function chosen(deps: DlqDeps, params: URLSearchParams): Promise<{ entries: DeadLetterEntry[]; missing: string[]; selection: Selection; fields: FilterFields } | { error: string }> {
   const fields = fieldsOf(params);
-  const parsed = filterOf(fields);
+  const parsed = filterOf(fields, deps.connections);
   if ('error' in parsed) return parsed;
   const ids = namedIds(params);
   if (ids.length === 0 && isEmptyFilter(parsed.filter) && params.get('all') !== '1') return { error: NO_SELECTION };
@@ -108,22 +113,25 @@ export function registerDeadLetterRoutes(scope: FastifyInstance, deps: DeadLette
   scope.get('/dead-letters', async (request, reply) => {
     const params = searchOf(request);
     const fields = fieldsOf(params);
-    const parsed = filterOf(fields);
+    const dlq = deps.dlq(deps.viewerOf(request).actor);
+    const connections = dlq.connections;
+    const parsed = filterOf(fields, connections);
     if ('error' in parsed) return send(request, reply, 'Dead letters', listView({ fields, entries: [], total: 0, offset: 0, limit: PAGE_SIZE, summary: 'no entries shown', error: parsed.error }), 400);
     const offset = Math.max(0, Number.parseInt(params.get('offset') ?? '0', 10) || 0);
     // One scan gives the page and the tally of the whole selection.
-    const all = await selectEntries(deps.dlq(deps.viewerOf(request).actor), parsed.filter);
+    const all = await selectEntries(dlq, parsed.filter);
     const entries = all.slice(offset, offset + PAGE_SIZE);
-    const list = listView({ fields, entries, total: all.length, offset, limit: PAGE_SIZE, summary: describeTally(tally(all)) });
+    const list = listView({ fields, entries, total: all.length, offset, limit: PAGE_SIZE, summary: describeTally(tally(all)), ...(connections ? { connections } : {}) });
     const reports = deps.reports ? await reportsSection(deps.reports, deps.logger) : '';
     return send(request, reply, 'Dead letters', html`${reports}${deps.waiting ? await waitingSection(deps.waiting, deps.logger) : ''}${list}`);
   });
 
   scope.get<{ Params: { id: string } }>('/dead-letters/entries/:id', async (request, reply) => {
-    const { entries } = await entriesById(deps.dlq(deps.viewerOf(request).actor), [request.params.id]);
+    const dlq = deps.dlq(deps.viewerOf(request).actor);
+    const { entries } = await entriesById(dlq, [request.params.id]);
     const [entry] = entries;
     if (!entry) return send(request, reply, 'Not found', html`<p>No dead-letter entry ${request.params.id} (replayed or discarded already?).</p><p><a href="/admin/dead-letters">back</a></p>`, 404);
-    return send(request, reply, 'Dead-letter entry', entryView(entry));
+    return send(request, reply, 'Dead-letter entry', entryView(entry, dlq.connections));
   });
 
   for (const action of ['replay', 'discard'] as const satisfies readonly Action[]) {

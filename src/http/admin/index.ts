@@ -25,7 +25,11 @@ export interface AdminDeps {
   secureCookie?: boolean;
   /** The queues Bull Board shows (read-only). */
   queues: readonly Queue[];
-  /** The dead-letter tools, writing the audit log as `actor`. */
+  /**
+   * The dead-letter tools, writing the audit log as `actor`. Their `connections` (the daemon's, as
+   * src/daemon/serve.ts gives them) place each entry in its connection; without them the page knows
+   * only the connector an entry's event or delivery names.
+   */
   dlq: (actor: string) => DlqDeps;
   /** The records waiting for what they need (oldest first), shown above the dead letters. */
   waiting?: () => Promise<WaitingList>;
