@@ -1,4 +1,4 @@
-import type { SourceAge } from './silence.js';
+import type { ConnectionAge } from './silence.js';
 import type { VarianceEntry } from '../variance/store.js';
 
 /**
@@ -19,7 +19,8 @@ export interface ChartInput {
 }
 
 export interface ReportsData {
-  sources: SourceAge[];
+  /** Per connection: the last event, silent or not (silence.ts). */
+  connections: ConnectionAge[];
   silenceS: number;
   variances: { total: number; entries: VarianceEntry[] };
   events: ChartInput;

@@ -4,7 +4,8 @@ import type { DeadLetterStore } from '../queue/dead-letter.js';
 import type { Keys } from '../queue/keys.js';
 import type { ReportsData } from './reports-data.js';
 import type { VarianceStore } from '../variance/store.js';
-import { sourceAges } from './silence.js';
+import type { Connections } from '../config/connection-list.js';
+import { connectionAges } from './silence.js';
 import { HOUR_MS, eventsPerHour, hourStart, lastEvents } from './store.js';
 
 /** Hours the web view's plots cover. */
@@ -18,17 +19,22 @@ function seriesOf(buckets: { counts: Record<string, number> }[]) {
   return names.map((name) => ({ name, values: buckets.map((b) => b.counts[name] ?? 0) }));
 }
 
-/** What the web view shows above the dead letters: source silence, events per source and dead letters per class by hour, tax variances. */
+/**
+ * What the web view shows above the dead letters: connection silence, events per connection and
+ * dead letters per class by hour, tax variances. `connections`: the installation's, to list each
+ * with its platform, source and prefix (without them, only the connections that sent, by id).
+ */
 export async function readReports(deps: {
   redis: RedisClient;
   keys: Pick<Keys, 'prefix'>;
   deadLetters: Pick<DeadLetterStore, 'all'>;
   variances: Pick<VarianceStore, 'list'>;
   silenceMs: number;
+  connections?: Connections;
   now?: Date;
 }): Promise<ReportsData> {
   const now = deps.now ?? new Date();
-  const events = await eventsPerHour(deps.redis, deps.keys, PLOT_HOURS, now.getTime());
+  const events = await eventsPerHour(deps.redis, deps.keys, PLOT_HOURS, now.getTime(), deps.connections);
   const first = events[0]!.hour;
   const dead: { hour: number; counts: Record<string, number> }[] = events.map((e) => ({ hour: e.hour, counts: {} }));
   for await (const entry of deps.deadLetters.all()) {
@@ -40,10 +46,10 @@ export async function readReports(deps: {
   }
   const buckets = events.map((e) => e.hour);
   return {
-    sources: sourceAges(await lastEvents(deps.redis, deps.keys), now, deps.silenceMs),
+    connections: connectionAges(await lastEvents(deps.redis, deps.keys), deps.connections, now, deps.silenceMs),
     silenceS: Math.floor(deps.silenceMs / 1000),
     variances: await deps.variances.list({ limit: 20 }),
-    events: { title: `Events accepted per source, last ${PLOT_HOURS} hours (UTC)`, buckets, series: seriesOf(events) },
+    events: { title: `Events accepted per connection, last ${PLOT_HOURS} hours (UTC)`, buckets, series: seriesOf(events) },
     deadLetters: { title: `Dead letters per error class, last ${PLOT_HOURS} hours (UTC)`, buckets, series: seriesOf(dead) },
   };
 }

@@ -1,23 +1,112 @@
+import { isActive, type Connection, type Connections } from '../config/connection-list.js';
+
 /**
- * PURE: source silence. Per source, the age of the last event taxsync accepted from it; a source
- * that has sent before and is quiet for longer than the threshold is silent (its webhooks may be
- * off, failing at the platform, or pointing elsewhere).
+ * PURE: connection silence. Per connection (one shop, one Stripe account, one ERP company), the
+ * age of the last event taxsync accepted from it; a connection that has sent before and is quiet
+ * for longer than the threshold is silent (its webhooks may be off, failing at the platform, or
+ * pointing elsewhere). Two shops of one source are two connections: one going quiet while the
+ * other sends is seen.
  */
-export interface SourceAge {
+export interface ConnectionAge {
+  /** The connection's id (`event.connector`). */
+  id: string;
+  /** Undefined when read without the connections (a process that was not given them). */
+  platform?: string;
   source: string;
-  last_event_at: string;
-  age_s: number;
+  /** The connection's external_id_prefix, when it has one. */
+  prefix?: string;
+  /** Null: it has not sent anything yet. */
+  last_event_at: string | null;
+  age_s: number | null;
   silent: boolean;
 }
 
-/** `last`: source → epoch ms of its last accepted event (unreadable values are left out). Oldest first. */
-export function sourceAges(last: Record<string, string>, now: Date, thresholdMs: number): SourceAge[] {
-  return Object.entries(last)
-    .map(([source, ms]) => ({ source, ms: Number(ms) }))
-    .filter((s) => Number.isFinite(s.ms) && s.ms > 0)
-    .map(({ source, ms }) => {
-      const ageMs = Math.max(0, now.getTime() - ms);
-      return { source, last_event_at: new Date(ms).toISOString(), age_s: Math.floor(ageMs / 1000), silent: ageMs > thresholdMs };
-    })
-    .sort((a, b) => b.age_s - a.age_s || a.source.localeCompare(b.source));
+/** What the activity store holds (store.ts): the last event per connection, and per source as written before connections. */
+export interface RecordedActivity {
+  /** connection id → `<epoch ms> <source>` of its last accepted event. */
+  byConnection: Record<string, string>;
+  /** source → epoch ms, written before connections existed (no longer written). */
+  bySource: Record<string, string>;
+}
+
+interface Last {
+  ms: number;
+  source: string;
+}
+
+const readMs = (text: string | undefined): number | undefined => {
+  const ms = Number(text);
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
+};
+
+/** The value a connection's last event is stored as: its time and its source, so /metrics can label it without the connections. */
+export const lastEventValue = (ms: number, source: string) => `${ms} ${source}`;
+
+function parseLast(value: string): Last | undefined {
+  const [at, source = ''] = value.split(' ');
+  const ms = readMs(at);
+  return ms === undefined ? undefined : { ms, source };
+}
+
+/**
+ * The connection a field written before connections (keyed by its source) is read as: the active
+ * connection that now writes that source's records without a prefix — for the ERP's 'api' the
+ * 'erp' connection, for a platform the platform's own — which is the one those events came from.
+ * No such active connection: nobody sends what that source sent, so the field is not read (it
+ * would otherwise be SILENT forever).
+ */
+export function successorOf(connections: Connections, source: string): Connection | undefined {
+  const c = connections.ofRecord(source, '');
+  return c !== undefined && isActive(c) ? c : undefined;
+}
+
+/**
+ * Last events per connection id. A connection's own field wins; a field written before connections
+ * stands for its successor only until the successor has its own. Without the connections, the
+ * old fields cannot be named and are left out.
+ */
+export function lastPerConnection(recorded: RecordedActivity, connections?: Connections): Map<string, Last> {
+  const out = new Map<string, Last>();
+  for (const [id, value] of Object.entries(recorded.byConnection)) {
+    const last = parseLast(value);
+    if (last !== undefined) out.set(id, last);
+  }
+  if (connections === undefined) return out;
+  for (const [source, value] of Object.entries(recorded.bySource)) {
+    const ms = readMs(value);
+    const successor = successorOf(connections, source);
+    if (ms === undefined || successor === undefined || out.has(successor.id)) continue;
+    out.set(successor.id, { ms, source });
+  }
+  return out;
+}
+
+function ageOf(last: Last | undefined, now: Date, thresholdMs: number) {
+  if (last === undefined) return { last_event_at: null, age_s: null, silent: false };
+  const ageMs = Math.max(0, now.getTime() - last.ms);
+  return { last_event_at: new Date(last.ms).toISOString(), age_s: Math.floor(ageMs / 1000), silent: ageMs > thresholdMs };
+}
+
+/**
+ * One row per connection that is active or has sent: the ones that sent, oldest first, then the
+ * active ones that never did (listed, never silent: there is no last event to be late). A
+ * connection no longer configured is left out: its webhook URL answers 404, it cannot send again,
+ * and its last event would be SILENT forever. Without the connections: one row per connection
+ * that sent, as the activity store names it.
+ */
+export function connectionAges(recorded: RecordedActivity, connections: Connections | undefined, now: Date, thresholdMs: number): ConnectionAge[] {
+  const last = lastPerConnection(recorded, connections);
+  const rows: ConnectionAge[] =
+    connections === undefined
+      ? [...last].map(([id, l]) => ({ id, source: l.source, ...ageOf(l, now, thresholdMs) }))
+      : connections.list
+          .filter((c) => isActive(c) || last.has(c.id))
+          .map((c) => ({
+            id: c.id,
+            platform: c.platform,
+            source: c.source,
+            ...(c.externalIdPrefix === '' ? {} : { prefix: c.externalIdPrefix }),
+            ...ageOf(last.get(c.id), now, thresholdMs),
+          }));
+  return rows.sort((a, b) => (b.age_s ?? -1) - (a.age_s ?? -1) || a.id.localeCompare(b.id));
 }

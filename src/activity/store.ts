@@ -1,13 +1,22 @@
 import type { ChainableCommander } from 'ioredis';
+import type { Connections } from '../config/connection-list.js';
 import type { CanonicalEvent } from '../domain/events.js';
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import type { Producer } from '../queue/producer.js';
+import { lastEventValue, successorOf, type RecordedActivity } from './silence.js';
 
 /**
- * What the sources sent, for source silence (`status`, /metrics, the web view's warning) and the
- * web view's plot: the time of each source's last accepted event, and events per source per hour
- * (kept two days). Written in the same Redis transaction as the events themselves.
+ * What the connections sent, for silence (`status`, /metrics, the web view's warning) and the web
+ * view's plot: the time of each connection's last accepted event, and events per connection per
+ * hour (kept two days). Written in the same Redis transaction as the events themselves.
+ *
+ * Keyed by connection (`event.connector`), under keys of their own: before connections the same
+ * facts were keyed by source, and a source's name can also be a connection's id ('woocommerce' was
+ * the one shop, and is now the idle default beside 'shop-de'), so one hash holding both could not
+ * tell them apart. The old keys are no longer written; their fields are read as their successor's
+ * (silence.ts, successorOf) until it has its own, so an upgrade neither loses a silence that had
+ * begun nor leaves a field nobody refreshes SILENT forever. The hourly ones expire by themselves.
  */
 
 export const HOUR_MS = 3_600_000;
@@ -15,8 +24,13 @@ export const HOUR_MS = 3_600_000;
 export const ACTIVITY_KEEP_MS = 48 * HOUR_MS;
 
 export const activityKeys = (keys: Pick<Keys, 'prefix'>) => ({
-  last: `${keys.prefix}:activity:last`,
-  hour: (hourStartMs: number) => `${keys.prefix}:activity:events:${hourStartMs}`,
+  /** Hash: connection id → `<epoch ms> <source>` of its last accepted event. */
+  last: `${keys.prefix}:activity:connections:last`,
+  /** Hash per hour: connection id → events accepted. */
+  hour: (hourStartMs: number) => `${keys.prefix}:activity:connections:events:${hourStartMs}`,
+  /** Written before connections, keyed by source: read only. */
+  sourceLast: `${keys.prefix}:activity:last`,
+  sourceHour: (hourStartMs: number) => `${keys.prefix}:activity:events:${hourStartMs}`,
 });
 
 export const hourStart = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
@@ -25,18 +39,22 @@ export const hourStart = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 export function recordActivity(multi: ChainableCommander, keys: Pick<Keys, 'prefix'>, events: readonly CanonicalEvent[], nowMs: number): void {
   if (events.length === 0) return;
   const k = activityKeys(keys);
-  const perSource = new Map<string, number>();
-  for (const e of events) perSource.set(e.record.source, (perSource.get(e.record.source) ?? 0) + 1);
+  const perConnection = new Map<string, { source: string; n: number }>();
+  for (const e of events) {
+    const seen = perConnection.get(e.connector);
+    if (seen === undefined) perConnection.set(e.connector, { source: e.record.source, n: 1 });
+    else seen.n += 1;
+  }
   const bucket = k.hour(hourStart(nowMs));
   // One HSET with every field, in object form: on a MULTI over BullMQ's client (where the producer's
   // ran before it had a connection of its own) the `key, field, value` form stored the field's
   // characters as fields (test/integration/activity); the object form is right on both.
-  multi.hset(k.last, Object.fromEntries([...perSource.keys()].map((source) => [source, String(nowMs)])));
-  for (const [source, n] of perSource) multi.hincrby(bucket, source, n);
+  multi.hset(k.last, Object.fromEntries([...perConnection].map(([id, c]) => [id, lastEventValue(nowMs, c.source)])));
+  for (const [id, c] of perConnection) multi.hincrby(bucket, id, c.n);
   multi.pexpire(bucket, ACTIVITY_KEEP_MS + HOUR_MS);
 }
 
-/** The webhook server's producer: every accepted delivery also records its sources' activity. */
+/** The webhook server's producer: every accepted delivery also records its connections' activity. */
 export function withActivity(producer: Producer, keys: Pick<Keys, 'prefix'>, clock: () => number = Date.now): Producer {
   return {
     ...producer,
@@ -53,21 +71,43 @@ export function withActivity(producer: Producer, keys: Pick<Keys, 'prefix'>, clo
   };
 }
 
-/** source → epoch ms of its last accepted event. */
-export function lastEvents(redis: RedisClient, keys: Pick<Keys, 'prefix'>): Promise<Record<string, string>> {
-  return redis.hgetall(activityKeys(keys).last);
+/** The last accepted event of each connection, and of each source as written before connections (silence.ts reads them). */
+export async function lastEvents(redis: RedisClient, keys: Pick<Keys, 'prefix'>): Promise<RecordedActivity> {
+  const k = activityKeys(keys);
+  const [byConnection, bySource] = await Promise.all([redis.hgetall(k.last), redis.hgetall(k.sourceLast)]);
+  return { byConnection, bySource };
 }
 
-/** Events per source for each of the last `hours` hours (oldest first), the current hour included. */
-export async function eventsPerHour(redis: RedisClient, keys: Pick<Keys, 'prefix'>, hours: number, nowMs: number): Promise<{ hour: number; counts: Record<string, number> }[]> {
+/**
+ * Events per connection for each of the last `hours` hours (oldest first), the current hour
+ * included. With the connections, an hour's counts written before connections (per source) are
+ * added to their successor's, so the plot does not break at an upgrade.
+ */
+export async function eventsPerHour(
+  redis: RedisClient,
+  keys: Pick<Keys, 'prefix'>,
+  hours: number,
+  nowMs: number,
+  connections?: Connections,
+): Promise<{ hour: number; counts: Record<string, number> }[]> {
   const k = activityKeys(keys);
   const last = hourStart(nowMs);
   const starts = Array.from({ length: hours }, (_, i) => last - (hours - 1 - i) * HOUR_MS);
   const multi = redis.multi();
-  for (const start of starts) multi.hgetall(k.hour(start));
+  for (const start of starts) multi.hgetall(k.hour(start)).hgetall(k.sourceHour(start));
   const results = (await multi.exec()) ?? [];
   return starts.map((hour, i) => {
-    const raw = (results[i]?.[1] ?? {}) as Record<string, string>;
-    return { hour, counts: Object.fromEntries(Object.entries(raw).map(([s, n]) => [s, Number(n)])) };
+    const counts: Record<string, number> = {};
+    const add = (id: string, n: string) => {
+      if (Number.isFinite(Number(n))) counts[id] = (counts[id] ?? 0) + Number(n);
+    };
+    for (const [id, n] of Object.entries((results[2 * i]?.[1] ?? {}) as Record<string, string>)) add(id, n);
+    if (connections !== undefined) {
+      for (const [source, n] of Object.entries((results[2 * i + 1]?.[1] ?? {}) as Record<string, string>)) {
+        const successor = successorOf(connections, source);
+        if (successor !== undefined) add(successor.id, n);
+      }
+    }
+    return { hour, counts };
   });
 }

@@ -57,10 +57,10 @@ export async function startServe(deps: {
   lifecycle.onShutdown('queues', () => closeQueues(queues));
   const metrics = deps.metrics ?? createMetrics();
   const keys = createKeys(config.redis.prefix);
-  metrics.watchQueues(queueSource(queues, connection, keys));
   const served = [...CONNECTOR_LIST, ...(deps.extraConnectors ?? [])];
   const connections = deps.connections ?? loadConnections(config, deps.settings, process.env, served);
   const connectors = enabledConnections(connections, config, served);
+  metrics.watchQueues({ ...queueSource(queues, connection, keys), connections });
   // The webhooks and the dead-letter tools queue work through the same producer.
   const dlq = createDlqDeps(connection, queues, config, deps.settings, { connections });
   // Said at start, and refused at start when it cannot work (AOF off with TAXSYNC_ACK_DURABILITY=aof).
@@ -92,7 +92,7 @@ export async function startServe(deps: {
             dlq: (actor: string) => ({ ...dlq, audit: createAuditLog(connection, keys, { actor }) }),
             waiting: () => createWaitingIndex(connection, keys).list({ limit: 50 }),
             reports: () =>
-              readReports({ redis: connection, keys, deadLetters: dlq.deadLetters, variances: createVarianceStore(connection, keys), silenceMs: config.sourceSilenceMs }),
+              readReports({ redis: connection, keys, deadLetters: dlq.deadLetters, variances: createVarianceStore(connection, keys), silenceMs: config.sourceSilenceMs, connections }),
           },
         }),
   });

@@ -118,7 +118,7 @@ export async function startWork(deps: {
     logger[plan.weak ? 'warn' : 'info']({ ackDurability: plan.mode, method: plan.method }, `VAT claims are confirmed before their POST as webhooks' acknowledgements are: ${plan.description}`);
   }
   const vatLedger = createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs, claims });
-  deps.metrics?.watchQueues(queueSource(queues, connection, keys));
+  deps.metrics?.watchQueues({ ...queueSource(queues, connection, keys), connections });
 
   const writers = createCustomerWriters(state, keys);
   const handlers: Record<WorkableQueue, RecordHandler> = {

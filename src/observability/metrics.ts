@@ -1,5 +1,7 @@
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { connectionAges, type RecordedActivity } from '../activity/silence.js';
+import type { Connections } from '../config/connection-list.js';
 
 /** What a record job ended in, for `taxsync_jobs_total{outcome}`. */
 export type JobOutcome = 'applied' | 'nothing-new' | 'dead-lettered' | 'retried' | 'waiting' | 'rate-limited' | 'yielded' | 'coalescing' | 'taken-over';
@@ -32,8 +34,14 @@ export interface QueueSource {
   deadLetter: Queue;
   /** The `{prefix}:counters` hash. */
   counters(): Promise<Record<string, string>>;
-  /** source → epoch ms of its last accepted event (src/activity/). */
-  activity?(): Promise<Record<string, string>>;
+  /** The last accepted event of each connection (src/activity/store.ts, lastEvents). */
+  activity?(): Promise<RecordedActivity>;
+  /**
+   * The installation's connections: the silence gauge reads a connection's source from them, and
+   * the last events written before connections (per source) as their connection's. Without them it
+   * labels what the activity store holds and leaves those older fields out.
+   */
+  connections?: Connections;
   clock?: () => number;
 }
 
@@ -264,16 +272,20 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   });
   new Gauge({
     name: 'taxsync_source_last_event_age_seconds',
-    help: 'Seconds since the last event accepted from each source (webhooks), read at scrape time: alert on silence',
-    labelNames: ['source'],
+    help: 'Seconds since the last event accepted from each connection (webhooks), labelled with its source, read at scrape time: alert on silence',
+    labelNames: ['connection', 'source'],
     registers: [registry],
     async collect() {
-      const last = await read('taxsync_source_last_event_age_seconds', async (s) => ({ last: s.activity ? await s.activity() : {}, now: (s.clock ?? Date.now)() }));
-      if (!last) return;
+      const seen = await read('taxsync_source_last_event_age_seconds', async (s) => ({
+        recorded: s.activity ? await s.activity() : { byConnection: {}, bySource: {} },
+        connections: s.connections,
+        now: (s.clock ?? Date.now)(),
+      }));
+      if (!seen) return;
       this.reset();
-      for (const [source, ms] of Object.entries(last.last)) {
-        const at = Number(ms);
-        if (Number.isFinite(at) && at > 0) this.set({ source }, Math.max(0, (last.now - at) / 1000));
+      // The threshold plays no part here: Prometheus's rules decide what is silent.
+      for (const c of connectionAges(seen.recorded, seen.connections, new Date(seen.now), Infinity)) {
+        if (c.last_event_at !== null) this.set({ connection: c.id, source: c.source }, Math.max(0, (seen.now - Date.parse(c.last_event_at)) / 1000));
       }
     },
   });

@@ -31,6 +31,8 @@ export interface Report {
   run_id: string;
   since: string | null;
   sources: string[];
+  /** The connection the run was limited to (`--connection`): only its records, of its source, on both sides. */
+  connection?: { id: string; external_id_prefix: string };
   started_at: string;
   finished_at: string;
   /** The run continued from a checkpoint of an interrupted one. */
@@ -65,11 +67,18 @@ export function sortFindings(findings: Finding[]): Finding[] {
   return findings.sort((a, b) => rank(a) - rank(b) || key(a).localeCompare(key(b)));
 }
 
+/** ` (connection shop-fr: source woocommerce, prefix fr-)`, or the sources compared. */
+function scopeOf(report: Report): string {
+  const c = report.connection;
+  if (c !== undefined) return ` (connection ${c.id}: source ${report.sources.join(', ')}${c.external_id_prefix === '' ? '' : `, prefix ${c.external_id_prefix}`})`;
+  return report.sources.length > 0 ? ` (sources ${report.sources.join(', ')})` : '';
+}
+
 /** The report as text, for a terminal. */
 export function renderReport(report: Report, vatText?: (vat: VatReconcileReport) => string): string {
   const s = report.summary;
   const lines = [
-    `reconcile ${report.since === null ? 'all records' : `since ${report.since}`}${report.sources.length > 0 ? ` (sources ${report.sources.join(', ')})` : ''}${report.resumed ? ', resumed from its checkpoint' : ''}`,
+    `reconcile ${report.since === null ? 'all records' : `since ${report.since}`}${scopeOf(report)}${report.resumed ? ', resumed from its checkpoint' : ''}`,
     `tax engine: ${s.engine_transactions} transaction(s), ${s.engine_customers} customer(s) listed`,
     `taxsync: ${s.compared} record(s) compared: ${s.matched} match, ${s.missing} missing, ${s.differing} differing; ${s.extra} extra in the engine; ${s.pending} pending, ${s.skipped} not comparable`,
   ];

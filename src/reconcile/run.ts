@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Cluster, type Redis } from 'ioredis';
+import { Cluster, type ChainableCommander, type Redis } from 'ioredis';
 import { z } from 'zod';
 import type { TaxClient } from '../api/tax-client.js';
 import type { InvoiceData } from '../domain/events.js';
@@ -15,6 +15,7 @@ import type { ReconcileReport as VatReconcileReport } from '../vat-ops/reconcile
 import { atOrAfter, compareCustomer, compareTransaction, extraRecord, type Finding, type Outcome } from './compare.js';
 import { EngineCustomer, EngineTransaction, customerFacts, engineField, transactionFacts } from './facts.js';
 import { REPORT_VERSION, emptySummary, sortFindings, type Report } from './report.js';
+import { selectionOf, type ReconcileConnection, type Selection } from './scope.js';
 
 /**
  * `taxsync reconcile`: reads the tax engine's transaction and customer lists page by page (at the
@@ -50,6 +51,8 @@ export interface ReconcileOptions {
   since?: Date;
   /** Only these sources (default: every source taxsync holds records of or has a connector for). */
   sources?: readonly string[];
+  /** Only this connection's records, on both sides (scope.ts); its source stands for `sources`. */
+  connection?: ReconcileConnection;
   /** Start over even when a checkpoint of the same run exists. */
   fresh?: boolean;
   /** Checkpoint lifetime: an interrupted run older than this starts over. */
@@ -60,8 +63,10 @@ export interface ReconcileOptions {
 export const DEFAULT_CHECKPOINT_TTL_MS = 24 * 3600 * 1000;
 
 /** The same options name the same run (and find its checkpoint). */
-export function reconcileRunId(options: Pick<ReconcileOptions, 'since' | 'sources'>): string {
-  const id = JSON.stringify({ since: options.since?.toISOString() ?? null, sources: [...(options.sources ?? [])].sort() });
+export function reconcileRunId(options: Pick<ReconcileOptions, 'since' | 'sources' | 'connection'>): string {
+  const scope = { since: options.since?.toISOString() ?? null, sources: [...(options.sources ?? [])].sort() };
+  // Without a connection the id is the one runs had before connections: their checkpoints still resume.
+  const id = JSON.stringify(options.connection === undefined ? scope : { ...scope, connection: options.connection.id });
   return createHash('sha256').update(id).digest('hex').slice(0, 16);
 }
 
@@ -85,187 +90,230 @@ function scanNodes(redis: RedisClient): Redis[] {
   return redis instanceof Cluster ? redis.nodes('master') : [redis];
 }
 
+type Checkpoint = z.infer<typeof Checkpoint>;
+
+/** One run: its keys in Redis (all expire with the checkpoint; a finished run removes them), what it compares, where it is. */
+interface Run {
+  deps: ReconcileDeps;
+  options: ReconcileOptions;
+  id: string;
+  k: { checkpoint: string; transactions: string; customers: string; outcomes: string; sources: string; inline: string };
+  all: string[];
+  clock: () => Date;
+  selection: Selection;
+  cp: Checkpoint;
+  /** It continued from a checkpoint of an interrupted one. */
+  resumed: boolean;
+  /** Keeps `next` as the checkpoint, with whatever `multi` holds, in one transaction. */
+  save(next: Checkpoint, multi?: ChainableCommander): Promise<void>;
+  advance(phase: ReconcilePhase): Promise<void>;
+}
+
 export async function runReconcile(deps: ReconcileDeps, options: ReconcileOptions = {}): Promise<Report> {
+  const run = await startRun(deps, options);
+  if (run.cp.phase === 'transactions' || run.cp.phase === 'customers') await readEngineLists(run);
+  if (run.cp.phase === 'records') await compareRecords(run);
+  if (run.cp.phase === 'extras') await findExtras(run);
+  const report = await reportOf(run);
+  await recordSummary(deps.redis, deps.keys, report);
+  await deps.redis.del(...run.all);
+  return report;
+}
+
+/** The run the options name: the checkpoint of an interrupted one, or a new one. */
+async function startRun(deps: ReconcileDeps, options: ReconcileOptions): Promise<Run> {
   const { redis, keys } = deps;
   const clock = deps.clock ?? (() => new Date());
-  const runId = reconcileRunId(options);
-  const key = (part: string) => keys.reconcile(runId, part);
-  const cpKey = key('checkpoint');
-  const txKey = key('transactions');
-  const cuKey = key('customers');
-  const outKey = key('outcomes');
-  const sourcesKey = key('sources');
-  const inlineKey = key('inline-customers');
-  const all = [cpKey, txKey, cuKey, outKey, sourcesKey, inlineKey];
+  const id = reconcileRunId(options);
+  const key = (part: string) => keys.reconcile(id, part);
+  const k = { checkpoint: key('checkpoint'), transactions: key('transactions'), customers: key('customers'), outcomes: key('outcomes'), sources: key('sources'), inline: key('inline-customers') };
+  const all = Object.values(k);
   const ttl = options.checkpointTtlMs ?? DEFAULT_CHECKPOINT_TTL_MS;
-  const pageSize = options.pageSize ?? RECONCILE_PAGE_SIZE;
-  const wanted = options.sources === undefined || options.sources.length === 0 ? undefined : new Set(options.sources);
-
-  const stored = Checkpoint.safeParse(await redis.hgetall(cpKey));
-  let cp: z.infer<typeof Checkpoint>;
-  let resumed = false;
+  const run: Run = {
+    deps,
+    options,
+    id,
+    k,
+    all,
+    clock,
+    selection: selectionOf(options),
+    cp: { phase: 'transactions', cursor: '', started_at: clock().toISOString() },
+    resumed: false,
+    async save(next, multi = redis.multi()) {
+      run.cp = next;
+      multi.hset(k.checkpoint, next);
+      for (const part of all) multi.pexpire(part, ttl);
+      await multi.exec();
+    },
+    advance: (phase) => run.save({ ...run.cp, phase, cursor: '' }),
+  };
+  const stored = Checkpoint.safeParse(await redis.hgetall(k.checkpoint));
   if (options.fresh === true || !stored.success || stored.data.phase === 'done') {
     await redis.del(...all);
-    cp = { phase: 'transactions', cursor: '', started_at: clock().toISOString() };
-    await save(cp);
+    await run.save(run.cp);
   } else {
-    cp = stored.data;
-    resumed = true;
+    run.cp = stored.data;
+    run.resumed = true;
   }
+  return run;
+}
 
-  async function save(next: z.infer<typeof Checkpoint>, multi = redis.multi()): Promise<void> {
-    multi.hset(cpKey, next);
-    for (const k of all) multi.pexpire(k, ttl);
-    await multi.exec();
-  }
-  const advance = async (phase: ReconcilePhase) => {
-    cp = { ...cp, phase, cursor: '' };
-    await save(cp);
-  };
-
-  // 1, 2: the engine's lists, one page at a time, each page and its cursor in one transaction.
+/** 1, 2: the engine's lists, one page at a time, each page and its cursor in one transaction; only the selection's entries are kept. */
+async function readEngineLists(run: Run): Promise<void> {
+  const { redis, tax } = run.deps;
+  const pageSize = run.options.pageSize ?? RECONCILE_PAGE_SIZE;
   for (const [phase, resource, index, facts] of [
-    ['transactions', deps.tax.transactions, txKey, transactionFacts],
-    ['customers', deps.tax.customers, cuKey, customerFacts],
+    ['transactions', tax.transactions, run.k.transactions, transactionFacts],
+    ['customers', tax.customers, run.k.customers, customerFacts],
   ] as const) {
-    if (cp.phase !== phase) continue;
+    if (run.cp.phase !== phase) continue;
     let done = await redis.hlen(index);
-    for await (const page of (resource as Pick<TaxClient['transactions'], 'pages'>).pages({ limit: pageSize, ...(cp.cursor === '' ? {} : { after: cp.cursor }) })) {
+    for await (const page of (resource as Pick<TaxClient['transactions'], 'pages'>).pages({ limit: pageSize, ...(run.cp.cursor === '' ? {} : { after: run.cp.cursor }) })) {
       const multi = redis.multi();
       for (const answer of page.data) {
         const f = (facts as (a: unknown) => { source: string; external_id: string } | undefined)(answer);
-        if (f !== undefined) multi.hset(index, engineField(f.source, f.external_id), JSON.stringify(f));
+        if (f !== undefined && run.selection.has(f.source, f.external_id)) multi.hset(index, engineField(f.source, f.external_id), JSON.stringify(f));
       }
       const next = page.cursors?.has_next ? (page.cursors.after ?? '') : '';
-      cp = { ...cp, cursor: next };
-      await save(cp, multi);
+      await run.save({ ...run.cp, cursor: next }, multi);
       done += page.data.length;
-      deps.onProgress?.(phase, done);
+      run.deps.onProgress?.(phase, done);
     }
-    await advance(phase === 'transactions' ? 'customers' : 'records');
+    await run.advance(phase === 'transactions' ? 'customers' : 'records');
   }
+}
 
-  const engineTransaction = async (source: string, externalId: string) => {
-    const raw = await redis.hget(txKey, engineField(source, externalId));
-    const parsed = raw === null ? undefined : EngineTransaction.safeParse(JSON.parse(raw));
-    return parsed?.success ? parsed.data : undefined;
-  };
-  const engineCustomer = async (source: string, externalId: string) => {
-    const raw = await redis.hget(cuKey, engineField(source, externalId));
-    const parsed = raw === null ? undefined : EngineCustomer.safeParse(JSON.parse(raw));
-    return parsed?.success ? parsed.data : undefined;
-  };
+async function engineEntry<T>(run: Run, index: string, schema: z.ZodType<T>, source: string, externalId: string): Promise<T | undefined> {
+  const raw = await run.deps.redis.hget(index, engineField(source, externalId));
+  const parsed = raw === null ? undefined : schema.safeParse(JSON.parse(raw));
+  return parsed?.success ? parsed.data : undefined;
+}
+const engineTransaction = (run: Run, source: string, externalId: string) => engineEntry(run, run.k.transactions, EngineTransaction, source, externalId);
+const engineCustomer = (run: Run, source: string, externalId: string) => engineEntry(run, run.k.customers, EngineCustomer, source, externalId);
 
-  async function compareHeld(record: RecordKey): Promise<Outcome | undefined> {
-    if (record.kind !== 'transaction' && record.kind !== 'customer') return undefined;
-    if (wanted !== undefined && !wanted.has(record.source)) return undefined;
-    const state = await deps.records.read(record);
-    const event = state.event;
-    if (event === undefined) return undefined;
-    if (!atOrAfter(event.occurred_at, options.since)) return undefined;
-    const held = { key: record, event, pending: state.seq > state.appliedSeq };
-    if (record.kind === 'customer') return compareCustomer(held, { settings: deps.settings, engine: await engineCustomer(record.source, record.external_id) });
-    const invoiceId = event.type === 'refund.created' || event.type === 'refund.cancelled' ? event.data.invoice_external_id : undefined;
-    let original: { engine: EngineTransaction | undefined; invoice: InvoiceData | undefined } | undefined;
-    let alreadyRefunded: Decimal | undefined;
-    if (invoiceId !== undefined) {
-      const invoiceKey: RecordKey = { kind: 'transaction', source: record.source, external_id: invoiceId };
-      const invoiceState = await deps.records.read(invoiceKey);
-      const invoiceEvent = invoiceState.appliedEvent;
-      original = { engine: await engineTransaction(record.source, invoiceId), invoice: invoiceEvent?.type === 'invoice.upserted' ? invoiceEvent.data : undefined };
-      alreadyRefunded = await deps.refunds.claimedByOthers(invoiceKey, record.external_id);
-    }
-    if (event.type === 'invoice.upserted' && event.data.customer !== undefined) {
-      await redis.sadd(inlineKey, engineField(record.source, event.data.customer.external_id));
-    }
-    return compareTransaction(held, {
-      settings: deps.settings,
-      engine: await engineTransaction(record.source, record.external_id),
-      ...(original ? { original } : {}),
-      ...(alreadyRefunded ? { alreadyRefunded } : {}),
-    });
+/** One of taxsync's records against the engine's; undefined when the run does not compare it. */
+async function compareHeld(run: Run, record: RecordKey): Promise<Outcome | undefined> {
+  if (record.kind !== 'transaction' && record.kind !== 'customer') return undefined;
+  if (!run.selection.has(record.source, record.external_id)) return undefined;
+  const { deps } = run;
+  const state = await deps.records.read(record);
+  const event = state.event;
+  if (event === undefined) return undefined;
+  if (!atOrAfter(event.occurred_at, run.options.since)) return undefined;
+  const held = { key: record, event, pending: state.seq > state.appliedSeq };
+  if (record.kind === 'customer') return compareCustomer(held, { settings: deps.settings, engine: await engineCustomer(run, record.source, record.external_id) });
+  // A refund's invoice carries the same connection's prefix: it is in the run's selection too.
+  const invoiceId = event.type === 'refund.created' || event.type === 'refund.cancelled' ? event.data.invoice_external_id : undefined;
+  let original: { engine: EngineTransaction | undefined; invoice: InvoiceData | undefined } | undefined;
+  let alreadyRefunded: Decimal | undefined;
+  if (invoiceId !== undefined) {
+    const invoiceKey: RecordKey = { kind: 'transaction', source: record.source, external_id: invoiceId };
+    const invoiceEvent = (await deps.records.read(invoiceKey)).appliedEvent;
+    original = { engine: await engineTransaction(run, record.source, invoiceId), invoice: invoiceEvent?.type === 'invoice.upserted' ? invoiceEvent.data : undefined };
+    alreadyRefunded = await deps.refunds.claimedByOthers(invoiceKey, record.external_id);
   }
-
-  /** A missing record that was dead-lettered says so (its trace's last step). */
-  async function annotate(finding: Finding): Promise<Finding> {
-    if (finding.kind !== 'missing') return finding;
-    const trace = await readTrace(redis, keys, recordKeyString(finding.record));
-    const last = trace[trace.length - 1];
-    if (last?.step !== 'dead-lettered') return finding;
-    return { ...finding, reason: `${finding.reason}; it was dead-lettered${last.code ? ` (${last.code})` : ''}: see \`taxsync dlq list\`` };
+  if (event.type === 'invoice.upserted' && event.data.customer !== undefined) {
+    await deps.redis.sadd(run.k.inline, engineField(record.source, event.data.customer.external_id));
   }
+  return compareTransaction(held, {
+    settings: deps.settings,
+    engine: await engineTransaction(run, record.source, record.external_id),
+    ...(original ? { original } : {}),
+    ...(alreadyRefunded ? { alreadyRefunded } : {}),
+  });
+}
 
-  // 3: taxsync's records. SCAN may return a key twice: outcomes are a hash, so it counts once.
-  if (cp.phase === 'records') {
-    const statePrefix = keys.state('');
-    const nodes = scanNodes(redis);
-    let [nodeIndex, cursor] = cp.cursor === '' ? [0, '0'] : (cp.cursor.split(':') as [string, string]).map((v, i) => (i === 0 ? Number(v) : v)) as [number, string];
-    let done = await redis.hlen(outKey);
-    for (; nodeIndex < nodes.length; nodeIndex += 1, cursor = '0') {
-      do {
-        const [next, found] = await nodes[nodeIndex]!.scan(cursor, 'MATCH', `${globEscape(statePrefix)}*`, 'COUNT', SCAN_COUNT);
-        const multi = redis.multi();
-        for (const stateKey of found) {
-          let record: RecordKey;
-          try {
-            record = parseRecordKeyString(stateKey.slice(statePrefix.length));
-          } catch {
-            continue;
-          }
-          const outcome = await compareHeld(record);
-          if (outcome === undefined) continue;
-          multi.sadd(sourcesKey, record.source);
-          const value = outcome.outcome === 'finding' ? { outcome: 'finding', finding: await annotate(outcome.finding) } : { outcome: outcome.outcome };
-          multi.hset(outKey, recordKeyString(record), JSON.stringify(value));
-          done += 1;
+/** A missing record that was dead-lettered says so (its trace's last step). */
+async function annotate(run: Run, finding: Finding): Promise<Finding> {
+  if (finding.kind !== 'missing') return finding;
+  const trace = await readTrace(run.deps.redis, run.deps.keys, recordKeyString(finding.record));
+  const last = trace[trace.length - 1];
+  if (last?.step !== 'dead-lettered') return finding;
+  return { ...finding, reason: `${finding.reason}; it was dead-lettered${last.code ? ` (${last.code})` : ''}: see \`taxsync dlq list\`` };
+}
+
+/** 3: taxsync's records. SCAN may return a key twice: outcomes are a hash, so it counts once. */
+async function compareRecords(run: Run): Promise<void> {
+  const { redis, keys } = run.deps;
+  const statePrefix = keys.state('');
+  const nodes = scanNodes(redis);
+  let [nodeIndex, cursor] = run.cp.cursor === '' ? [0, '0'] : (run.cp.cursor.split(':') as [string, string]).map((v, i) => (i === 0 ? Number(v) : v)) as [number, string];
+  let done = await redis.hlen(run.k.outcomes);
+  for (; nodeIndex < nodes.length; nodeIndex += 1, cursor = '0') {
+    do {
+      const [next, found] = await nodes[nodeIndex]!.scan(cursor, 'MATCH', `${globEscape(statePrefix)}*`, 'COUNT', SCAN_COUNT);
+      const multi = redis.multi();
+      for (const stateKey of found) {
+        let record: RecordKey;
+        try {
+          record = parseRecordKeyString(stateKey.slice(statePrefix.length));
+        } catch {
+          continue;
         }
-        cursor = next;
-        cp = { ...cp, cursor: next === '0' ? `${nodeIndex + 1}:0` : `${nodeIndex}:${next}` };
-        await save(cp, multi);
-        deps.onProgress?.('records', done);
-      } while (cursor !== '0');
-    }
-    await advance('extras');
+        const outcome = await compareHeld(run, record);
+        if (outcome === undefined) continue;
+        multi.sadd(run.k.sources, record.source);
+        const value = outcome.outcome === 'finding' ? { outcome: 'finding', finding: await annotate(run, outcome.finding) } : { outcome: outcome.outcome };
+        multi.hset(run.k.outcomes, recordKeyString(record), JSON.stringify(value));
+        done += 1;
+      }
+      cursor = next;
+      await run.save({ ...run.cp, cursor: next === '0' ? `${nodeIndex + 1}:0` : `${nodeIndex}:${next}` }, multi);
+      run.deps.onProgress?.('records', done);
+    } while (cursor !== '0');
   }
+  await run.advance('extras');
+}
 
-  // 4: engine records in taxsync's sources that taxsync holds no state of.
-  if (cp.phase === 'extras') {
-    const sources = wanted ?? new Set([...(await redis.smembers(sourcesKey)), ...Object.values(await redis.hgetall(keys.sources))]);
-    const inline = new Set(await redis.smembers(inlineKey));
-    let done = 0;
-    for (const [kind, index, schema] of [
-      ['transaction', txKey, EngineTransaction],
-      ['customer', cuKey, EngineCustomer],
-    ] as const) {
-      let cursor = '0';
-      do {
-        const [next, flat] = await redis.hscan(index, cursor, 'COUNT', SCAN_COUNT);
-        cursor = next;
-        const multi = redis.multi();
-        for (let i = 0; i < flat.length; i += 2) {
-          const parsed = schema.safeParse(JSON.parse(flat[i + 1]!));
-          if (!parsed.success) continue;
-          const f = parsed.data;
-          done += 1;
-          if (!sources.has(f.source) || !atOrAfter(f.updated_at, options.since)) continue;
-          if (kind === 'customer' && inline.has(flat[i]!)) continue;
-          const record: RecordKey = { kind, source: f.source, external_id: f.external_id };
-          if ((await redis.exists(keys.state(recordKeyString(record)))) === 1) continue;
-          multi.hset(outKey, `extra:${recordKeyString(record)}`, JSON.stringify({ outcome: 'finding', finding: extraRecord(kind, f) }));
-        }
-        await multi.exec();
-        deps.onProgress?.('extras', done);
-      } while (cursor !== '0');
-    }
-    await advance('done');
+/** The sources taxsync writes: those of the records it compared, and those the source-change guard remembers for its connections. */
+async function writtenSources(run: Run): Promise<Set<string>> {
+  const { redis, keys } = run.deps;
+  // The guard remembers `<source> <prefix>` for a connection with a prefix: the source is the first word.
+  const remembered = Object.values(await redis.hgetall(keys.sources)).map((value) => value.split(' ')[0]!);
+  return new Set([...(await redis.smembers(run.k.sources)), ...remembered]);
+}
+
+/** 4: engine records of the selection that taxsync holds no state of. */
+async function findExtras(run: Run): Promise<void> {
+  const { redis, keys } = run.deps;
+  const sources = run.selection.sources ?? (await writtenSources(run));
+  const inline = new Set(await redis.smembers(run.k.inline));
+  let done = 0;
+  for (const [kind, index, schema] of [
+    ['transaction', run.k.transactions, EngineTransaction],
+    ['customer', run.k.customers, EngineCustomer],
+  ] as const) {
+    let cursor = '0';
+    do {
+      const [next, flat] = await redis.hscan(index, cursor, 'COUNT', SCAN_COUNT);
+      cursor = next;
+      const multi = redis.multi();
+      for (let i = 0; i < flat.length; i += 2) {
+        const parsed = schema.safeParse(JSON.parse(flat[i + 1]!));
+        if (!parsed.success) continue;
+        const f = parsed.data;
+        done += 1;
+        if (!sources.has(f.source) || !run.selection.has(f.source, f.external_id) || !atOrAfter(f.updated_at, run.options.since)) continue;
+        if (kind === 'customer' && inline.has(flat[i]!)) continue;
+        const record: RecordKey = { kind, source: f.source, external_id: f.external_id };
+        if ((await redis.exists(keys.state(recordKeyString(record)))) === 1) continue;
+        multi.hset(run.k.outcomes, `extra:${recordKeyString(record)}`, JSON.stringify({ outcome: 'finding', finding: extraRecord(kind, f) }));
+      }
+      await multi.exec();
+      run.deps.onProgress?.('extras', done);
+    } while (cursor !== '0');
   }
+  await run.advance('done');
+}
 
-  // The report from what the run stored (also what earlier, interrupted attempts stored).
+/** The report from what the run stored (also what earlier, interrupted attempts stored). */
+async function reportOf(run: Run): Promise<Report> {
+  const { redis } = run.deps;
   const summary = emptySummary();
-  summary.engine_transactions = await redis.hlen(txKey);
-  summary.engine_customers = await redis.hlen(cuKey);
+  summary.engine_transactions = await redis.hlen(run.k.transactions);
+  summary.engine_customers = await redis.hlen(run.k.customers);
   const findings: Finding[] = [];
-  for (const raw of await redis.hvals(outKey)) {
+  for (const raw of await redis.hvals(run.k.outcomes)) {
     const parsed = StoredOutcome.safeParse(JSON.parse(raw));
     if (!parsed.success) continue;
     const o = parsed.data;
@@ -279,23 +327,22 @@ export async function runReconcile(deps: ReconcileDeps, options: ReconcileOption
       summary.compared += 1;
     } else summary[o.outcome] += 1;
   }
-  const vat = deps.vat ? await deps.vat() : undefined;
-  const report: Report = {
+  const vat = run.deps.vat ? await run.deps.vat() : undefined;
+  const connection = run.options.connection;
+  return {
     v: REPORT_VERSION,
-    run_id: runId,
-    since: options.since?.toISOString() ?? null,
-    sources: wanted ? [...wanted].sort() : (await redis.smembers(sourcesKey)).sort(),
-    started_at: cp.started_at,
-    finished_at: clock().toISOString(),
-    resumed,
+    run_id: run.id,
+    since: run.options.since?.toISOString() ?? null,
+    sources: run.selection.sources ? [...run.selection.sources].sort() : (await redis.smembers(run.k.sources)).sort(),
+    ...(connection === undefined ? {} : { connection: { id: connection.id, external_id_prefix: connection.externalIdPrefix } }),
+    started_at: run.cp.started_at,
+    finished_at: run.clock().toISOString(),
+    resumed: run.resumed,
     summary,
     findings: sortFindings(findings),
     ...(vat ? { vat } : {}),
     matches: findings.length === 0 && (vat === undefined || vat.matches !== false),
   };
-  await recordSummary(redis, keys, report);
-  await redis.del(...all);
-  return report;
 }
 
 /** The last run's counts, for `/metrics` (taxsync_reconcile_findings) and `status`. */

@@ -23,7 +23,7 @@ const STATUS_TABLE = [
   /^dead-letter: \d+ entr(y|ies)/,
   /^VAT ledger: \d+ unknown .*, \d+ unresolved .*, \d+ in flight, \d+ pending$/,
   /^tax variances: \d+ invoice\(s\)/,
-  /^sources: no event accepted yet$/,
+  /^connections: no event accepted yet$/,
   /^$/,
   /^waiting: none$/,
 ];

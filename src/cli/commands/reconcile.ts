@@ -9,7 +9,9 @@ import { createAuditLog } from '../../queue/audit.js';
 import { createVatLedger } from '../../queue/vat-ledger.js';
 import { replayFindings, type ReplayedFinding } from '../../reconcile/replay.js';
 import { ReportFile, renderReport, type Report } from '../../reconcile/report.js';
-import { runReconcile } from '../../reconcile/run.js';
+import { runReconcile, type ReconcileOptions } from '../../reconcile/run.js';
+import { reconcileConnection } from '../../reconcile/scope.js';
+import { namedConnection } from '../connection-option.js';
 import { parseSince } from '../../reconcile/since.js';
 import { boot, type Booted } from '../../daemon/boot.js';
 import { clientApi, clientRedis } from '../../daemon/find-daemon.js';
@@ -21,6 +23,7 @@ import { describeIssues } from '../../domain/field-errors.js';
 interface ReconcileFlags {
   since?: string;
   source?: string[];
+  connection?: string;
   json?: boolean;
   fresh?: boolean;
   replay?: boolean;
@@ -59,59 +62,72 @@ const renderReplayed = (results: ReplayedFinding[]) =>
 
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
 
+/** Which records the run compares: a connection's (its source, the ids that are its), or sources. */
+function scopeOf(booted: Booted, options: ReconcileFlags): Pick<ReconcileOptions, 'sources' | 'connection'> {
+  if (options.connection === undefined) return options.source ? { sources: options.source } : {};
+  // A connection is narrower than its source: both given would say two different things.
+  if (options.source !== undefined) throw new Error('--connection and --source: give one (a connection compares only its own records of its source)');
+  return { connection: reconcileConnection(booted.connections, namedConnection(booted.connections, options.connection)) };
+}
+
+/** `taxsync reconcile`: one run over the records the options select, its report, and with --replay its mismatches queued again. */
+async function reconcileCommand(options: ReconcileFlags): Promise<void> {
+  const booted = boot('reconcile', { logToStderr: true });
+  const progress = createProgress();
+  try {
+    const { config, settings } = booted;
+    const since = options.since === undefined ? undefined : parseSince(options.since, new Date());
+    if (options.filing !== undefined && options.period === undefined) throw new Error('--filing needs --period');
+    const scope = scopeOf(booted, options);
+    const redis = await redisFor(booted);
+    const keys = createKeys(config.redis.prefix);
+    const api = await clientApi(booted);
+    const report = await runReconcile(
+      {
+        redis,
+        keys,
+        records: createRecordStore(redis, keys),
+        refunds: createRefundLedger(redis, keys),
+        tax: api.tax,
+        settings: settings.mapping,
+        onProgress: (phase, done) => progress.update(`reconcile: ${phase}`, done),
+        ...(options.period === undefined
+          ? {}
+          : {
+              vat: () =>
+                reconcileVat(
+                  { ledger: createVatLedger(redis, keys, { leaseMs: config.queue.vat.leaseMs }), vat: api.vat },
+                  { period: options.period!, layout: EMULATOR_BOX_LAYOUT, ...(options.filing === undefined ? {} : { filingId: options.filing }) },
+                ),
+            }),
+      },
+      { ...(since ? { since } : {}), ...scope, fresh: options.fresh === true },
+    );
+    progress.stop();
+    const replayed = options.replay ? await replay(booted, redis, report, options.actor ?? userInfo().username) : undefined;
+    if (options.json) process.stdout.write(`${JSON.stringify(replayed ? { report, replayed } : report)}\n`);
+    else process.stdout.write(`${renderReport(report, renderReconcile)}${replayed ? `\n${renderReplayed(replayed)}` : ''}\n`);
+    if (!report.matches && !options.replay) process.exitCode = 2;
+  } finally {
+    progress.stop();
+    await booted.lifecycle.shutdown('reconcile finished');
+  }
+}
+
 export function registerReconcileCommands(program: Command): void {
   const reconcile = program
     .command('reconcile')
     .description("taxsync's latest state of each record against the tax engine's transaction and customer lists (missing, extra, differing), with the VAT ledger against a filing (--period); exit 2 when they differ")
     .option('--since <when>', 'only records changed since: a date, a date-time with zone, or an age (6h, 7d)')
     .option('--source <source>', 'only this source (repeat or comma-separate for several)', collect)
+    .option('--connection <id>', "only this connection's records (its source, the external ids with its prefix), on both sides: another shop of the same source is neither missing nor extra")
     .option('--period <period>', 'add the VAT part: the ledger of this period (YYYY-MM or YYYY-Qn), as `taxsync vat reconcile`')
     .option('--filing <id>', 'with --period: the filing whose draft return boxes the ledger is compared with')
     .option('--fresh', 'start over, ignoring the checkpoint of an interrupted run with the same options')
     .option('--replay', 'after the report, queue every mismatch again from its latest state')
     .option('--actor <name>', 'who replays, for the trace (default: the OS user)')
     .option('--json', 'machine-readable output (the report; with --replay: {report, replayed})')
-    .action(async (options: ReconcileFlags) => {
-      const booted = boot('reconcile', { logToStderr: true });
-      const progress = createProgress();
-      try {
-        const { config, settings } = booted;
-        const since = options.since === undefined ? undefined : parseSince(options.since, new Date());
-        if (options.filing !== undefined && options.period === undefined) throw new Error('--filing needs --period');
-        const redis = await redisFor(booted);
-        const keys = createKeys(config.redis.prefix);
-        const api = await clientApi(booted);
-        const report = await runReconcile(
-          {
-            redis,
-            keys,
-            records: createRecordStore(redis, keys),
-            refunds: createRefundLedger(redis, keys),
-            tax: api.tax,
-            settings: settings.mapping,
-            onProgress: (phase, done) => progress.update(`reconcile: ${phase}`, done),
-            ...(options.period === undefined
-              ? {}
-              : {
-                  vat: () =>
-                    reconcileVat(
-                      { ledger: createVatLedger(redis, keys, { leaseMs: config.queue.vat.leaseMs }), vat: api.vat },
-                      { period: options.period!, layout: EMULATOR_BOX_LAYOUT, ...(options.filing === undefined ? {} : { filingId: options.filing }) },
-                    ),
-                }),
-          },
-          { ...(since ? { since } : {}), ...(options.source ? { sources: options.source } : {}), fresh: options.fresh === true },
-        );
-        progress.stop();
-        const replayed = options.replay ? await replay(booted, redis, report, options.actor ?? userInfo().username) : undefined;
-        if (options.json) process.stdout.write(`${JSON.stringify(replayed ? { report, replayed } : report)}\n`);
-        else process.stdout.write(`${renderReport(report, renderReconcile)}${replayed ? `\n${renderReplayed(replayed)}` : ''}\n`);
-        if (!report.matches && !options.replay) process.exitCode = 2;
-      } finally {
-        progress.stop();
-        await booted.lifecycle.shutdown('reconcile finished');
-      }
-    });
+    .action(reconcileCommand);
 
   reconcile
     .command('replay')

@@ -6,7 +6,7 @@ import { describeTally, renderTable } from '../../dead-letters/filter.js';
 import { openDlq } from '../open-dlq.js';
 import type { VatLedgerStatus } from '../../queue/vat-ledger.js';
 import { createVarianceStore } from '../../variance/store.js';
-import { sourceAges, type SourceAge } from '../../activity/silence.js';
+import { connectionAges, type ConnectionAge } from '../../activity/silence.js';
 import { lastEvents } from '../../activity/store.js';
 
 /** Waiting records listed (oldest first); the total counts them all. */
@@ -44,18 +44,19 @@ export function renderVatLedgerStatus(s: VatLedgerStatus): string {
   );
 }
 
-function renderSources(sources: SourceAge[], silenceS: number): string[] {
-  if (sources.length === 0) return ['sources: no event accepted yet'];
+/** One row per connection: two shops of one source each have their own last event and silence. */
+function renderConnections(connections: ConnectionAge[], silenceS: number): string[] {
+  if (connections.length === 0) return ['connections: no event accepted yet'];
   return [
-    `sources (silent: no event for more than ${describeAge(silenceS)}, TAXSYNC_SOURCE_SILENCE):`,
+    `connections (silent: no event for more than ${describeAge(silenceS)}, TAXSYNC_SOURCE_SILENCE):`,
     renderTable(
-      ['SOURCE', 'LAST EVENT', 'AGE', ''],
-      sources.map((s) => [s.source, s.last_event_at, describeAge(s.age_s), s.silent ? 'SILENT' : '']),
+      ['CONNECTION', 'PLATFORM', 'SOURCE', 'PREFIX', 'LAST EVENT', 'AGE', ''],
+      connections.map((c) => [c.id, c.platform ?? '-', c.source, c.prefix ?? '', c.last_event_at ?? 'never', c.age_s === null ? '-' : describeAge(c.age_s), c.silent ? 'SILENT' : '']),
     ),
   ];
 }
 
-function render(report: StatusReport & { waiting: WaitingList; tax_variances: number; sources: SourceAge[]; source_silence_s: number }): string {
+function render(report: StatusReport & { waiting: WaitingList; tax_variances: number; connections: ConnectionAge[]; source_silence_s: number }): string {
   const rows = Object.entries(report.queues).map(([name, q]) => [name, String(q.waiting), String(q.active), String(q.delayed), String(q.failed), age(q.oldest_waiting_age_s)]);
   return [
     renderTable(['QUEUE', 'WAITING', 'ACTIVE', 'DELAYED', 'FAILED', 'OLDEST WAITING'], rows),
@@ -63,7 +64,7 @@ function render(report: StatusReport & { waiting: WaitingList; tax_variances: nu
     `dead-letter: ${describeTally(report.dead_letter)}`,
     renderVatLedgerStatus(report.vat_ledger),
     `tax variances: ${report.tax_variances} invoice(s) where the tax charged differs from the engine's (\`taxsync variance\`)`,
-    ...renderSources(report.sources, report.source_silence_s),
+    ...renderConnections(report.connections, report.source_silence_s),
     '',
     ...renderWaiting(report.waiting),
   ].join('\n');
@@ -72,7 +73,7 @@ function render(report: StatusReport & { waiting: WaitingList; tax_variances: nu
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger entries still open (unknown, unresolved, in flight, pending), records waiting for their original')
+    .description('queue sizes, the age of the oldest waiting job, dead-letter entries by code, VAT ledger entries still open (unknown, unresolved, in flight, pending), records waiting for their original, and each connection\'s last event (SILENT past TAXSYNC_SOURCE_SILENCE)')
     .option('--json', 'machine-readable output')
     .action(async (options: { json?: boolean }) => {
       const booted = boot('status', { logToStderr: true });
@@ -84,7 +85,7 @@ export function registerStatusCommand(program: Command): void {
             // From the waiting index (a sorted set the workers keep): no scan of the records.
             waiting: await createWaitingIndex(opened.redis, opened.deps.keys).list({ limit: WAITING_SHOWN }),
             tax_variances: await createVarianceStore(opened.redis, opened.deps.keys).count(),
-            sources: sourceAges(await lastEvents(opened.redis, opened.deps.keys), new Date(), booted.config.sourceSilenceMs),
+            connections: connectionAges(await lastEvents(opened.redis, opened.deps.keys), booted.connections, new Date(), booted.config.sourceSilenceMs),
             source_silence_s: Math.floor(booted.config.sourceSilenceMs / 1000),
           };
           process.stdout.write(options.json ? `${JSON.stringify(report)}\n` : `${render(report)}\n`);

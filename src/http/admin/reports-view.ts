@@ -2,18 +2,30 @@ import { describeAge } from '../../processors/waiting.js';
 import { html, type Html } from './html.js';
 import { lineChart } from './plot.js';
 import type { ReportsData } from '../../activity/reports-data.js';
-
+import type { ConnectionAge } from '../../activity/silence.js';
 
 /** What the dead-letter page shows above its list besides the waiting records (src/daemon/serve.ts reads it). */
 
-/** PURE: silence warnings, the two plots, the largest tax variances. */
+/** A connection as a person tells it apart from another shop of the same source: its platform, source and prefix. */
+const described = (c: ConnectionAge) => [c.platform, `source ${c.source}`, c.prefix === undefined ? undefined : `prefix ${c.prefix}`].filter((p) => p !== undefined).join(', ');
+
+/** One row per connection: the one that went quiet is told apart from its shop's sibling that still sends. */
+function connectionsTable(data: ReportsData): Html {
+  if (data.connections.length === 0) return html`<p>No connection has sent an event yet.</p>`;
+  return html`<table><thead><tr><th>connection</th><th>platform</th><th>source</th><th>prefix</th><th>last event</th><th>age</th><th></th></tr></thead><tbody>${data.connections.map(
+    (c) =>
+      html`<tr><td>${c.id}</td><td>${c.platform ?? '-'}</td><td>${c.source}</td><td>${c.prefix ?? ''}</td><td>${c.last_event_at ?? 'never'}</td><td>${c.age_s === null ? '-' : describeAge(c.age_s)}</td><td>${c.silent ? html`<strong>SILENT</strong>` : ''}</td></tr>`,
+  )}</tbody></table><p>Silent: no event for more than ${describeAge(data.silenceS)} (TAXSYNC_SOURCE_SILENCE).</p>`;
+}
+
+/** PURE: silence warnings, the connections' last events, the two plots, the largest tax variances. */
 export function reportsView(data: ReportsData): Html {
-  const silent = data.sources.filter((s) => s.silent);
+  const silent = data.connections.filter((c) => c.silent);
   const warning =
     silent.length === 0
       ? ''
       : html`<p class="notice error" role="alert">${silent.map(
-          (s) => html`<strong>${s.source}</strong> has sent nothing for ${describeAge(s.age_s)} (last event ${s.last_event_at}). `,
+          (c) => html`<strong>${c.id}</strong> (${described(c)}) has sent nothing for ${describeAge(c.age_s ?? 0)} (last event ${c.last_event_at}). `,
         )}Check the platform's webhook settings and delivery log; after an outage run <code>taxsync backfill</code> or <code>taxsync reconcile</code>.</p>`;
   const variances =
     data.variances.total === 0
@@ -22,6 +34,7 @@ export function reportsView(data: ReportsData): Html {
           (e) => html`<tr><td>${e.record.source}/${e.record.external_id}</td><td>${e.charged} ${e.currency}</td><td>${e.computed}</td><td>${e.difference}</td><td>${e.percent === null ? '-' : `${e.percent}%`}</td><td>${e.at}</td></tr>`,
         )}</tbody></table>${data.variances.total > data.variances.entries.length ? html`<p>… and ${data.variances.total - data.variances.entries.length} more (taxsync variance)</p>` : ''}`;
   return html`<section class="reports">${warning}
+<h2>Connections</h2>${connectionsTable(data)}
 <h2>Activity</h2>${lineChart(data.events)}${lineChart(data.deadLetters)}
 <h2>Tax variances (${data.variances.total})</h2>${variances}</section>`;
 }

@@ -1,8 +1,11 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readReports } from '../../../src/activity/reports.js';
 import { withActivity } from '../../../src/activity/store.js';
-import { sourceAges } from '../../../src/activity/silence.js';
+import { connectionAges } from '../../../src/activity/silence.js';
 import { lastEvents } from '../../../src/activity/store.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { loadConnections } from '../../../src/config/connections.js';
+import { DEFAULT_SETTINGS } from '../../../src/config/settings.js';
 import { queueSource } from '../../../src/daemon/metrics-server.js';
 import { CanonicalEvent } from '../../../src/domain/events.js';
 import { reportsView } from '../../../src/http/admin/reports-view.js';
@@ -13,11 +16,16 @@ import { useRedis } from '../../helpers/redis.js';
 import { buildCli, runCli } from '../../helpers/cli.js';
 
 /**
- * Issue 19, source silence and the web view's plots: events accepted through the webhook server's
- * producer record their source's activity. A source quiet for more than TAXSYNC_SOURCE_SILENCE
+ * Source silence and the web view's plots, in an installation of default connections (one per
+ * platform, named after it, no prefix): events accepted through the webhook server's producer
+ * record their connection's activity. A connection quiet for more than TAXSYNC_SOURCE_SILENCE
  * (planted: Shopify's last event seven hours ago, a six-hour threshold) is flagged — in the metric,
- * the ages `status` prints and the web view's warning — and a source that sent minutes ago is not.
+ * the ages `status` prints and the web view's warning — and one that sent minutes ago is not.
  */
+
+/** Shopify's and Stripe's default connections take webhooks; the others are idle. */
+const ENV = { SHOPIFY_WEBHOOK_SECRET: 'shp-secret', STRIPE_WEBHOOK_SECRET: 'whsec_c3RyaXBlLXNlY3JldC0zMi1ieXRlcy1sb25nISE=' };
+const CONNECTIONS = loadConnections(loadConfig(ENV), DEFAULT_SETTINGS, ENV);
 
 const NOW = Date.UTC(2026, 10, 25, 12, 30, 0);
 const SIX_HOURS = 6 * 3_600_000;
@@ -63,22 +71,25 @@ describe('source silence and activity plots (real Redis)', () => {
     });
   }
 
-  it('flags the source silent for seven hours, and not the one that sent minutes ago', async () => {
+  it('flags the connection silent for seven hours, and not the one that sent minutes ago', async () => {
     await plant();
-    const ages = sourceAges(await lastEvents(ctx.redis, pipeline.keys), new Date(NOW), SIX_HOURS);
+    const ages = connectionAges(await lastEvents(ctx.redis, pipeline.keys), CONNECTIONS, new Date(NOW), SIX_HOURS);
     expect(ages).toEqual([
-      { source: 'shopify', last_event_at: new Date(NOW - 7 * 3_600_000).toISOString(), age_s: 7 * 3600, silent: true },
-      { source: 'stripe', last_event_at: new Date(NOW - 5 * 60_000).toISOString(), age_s: 300, silent: false },
+      { id: 'shopify', platform: 'shopify', source: 'shopify', last_event_at: new Date(NOW - 7 * 3_600_000).toISOString(), age_s: 7 * 3600, silent: true },
+      { id: 'stripe', platform: 'stripe', source: 'stripe', last_event_at: new Date(NOW - 5 * 60_000).toISOString(), age_s: 300, silent: false },
     ]);
 
-    const metrics = createMetrics({ defaultMetrics: false });
-    metrics.watchQueues({ ...queueSource(pipeline.queues, ctx.redis, pipeline.keys), clock: () => NOW });
-    const text = await metrics.registry.metrics();
-    expect(text).toContain('taxsync_source_last_event_age_seconds{source="shopify"} 25200');
-    expect(text).toContain('taxsync_source_last_event_age_seconds{source="stripe"} 300');
+    // Without the connections (a process not given them) the gauge labels what the store holds.
+    for (const connections of [undefined, CONNECTIONS]) {
+      const metrics = createMetrics({ defaultMetrics: false });
+      metrics.watchQueues({ ...queueSource(pipeline.queues, ctx.redis, pipeline.keys), clock: () => NOW, ...(connections ? { connections } : {}) });
+      const text = await metrics.registry.metrics();
+      expect(text).toContain('taxsync_source_last_event_age_seconds{connection="shopify",source="shopify"} 25200');
+      expect(text).toContain('taxsync_source_last_event_age_seconds{connection="stripe",source="stripe"} 300');
+    }
   });
 
-  it('plots events per source and dead letters per class by hour, and warns of the silent source only', async () => {
+  it('plots events per connection and dead letters per class by hour, and warns of the silent connection only', async () => {
     await plant();
     const data = await readReports({
       redis: ctx.redis,
@@ -86,6 +97,7 @@ describe('source silence and activity plots (real Redis)', () => {
       deadLetters: pipeline.deadLetters,
       variances: createVarianceStore(ctx.redis, pipeline.keys),
       silenceMs: SIX_HOURS,
+      connections: CONNECTIONS,
       now: new Date(NOW),
     });
     expect(data.events.buckets).toHaveLength(12);
@@ -98,7 +110,7 @@ describe('source silence and activity plots (real Redis)', () => {
     const page = reportsView(data).value;
     expect(page).toContain('<svg');
     expect(page.match(/role="alert"/g)).toHaveLength(1);
-    expect(page).toContain('<strong>shopify</strong> has sent nothing for 7 h');
+    expect(page).toContain('<strong>shopify</strong> (shopify, source shopify) has sent nothing for 7 h');
     expect(page).not.toContain('<strong>stripe</strong>');
     expect(page).toContain('No invoice where the tax charged differs');
   });
@@ -115,7 +127,7 @@ describe('source silence and activity plots (real Redis)', () => {
       return run.stdout;
     }
 
-    it('marks the source silent for seven hours SILENT, and only that one', async () => {
+    it('marks the connection silent for seven hours SILENT, and only that one', async () => {
       // status reads the real clock: the planted times are relative to it.
       const now = Date.now();
       let clock = now - 7 * 3_600_000;
@@ -124,8 +136,8 @@ describe('source silence and activity plots (real Redis)', () => {
       clock = now - 5 * 60_000;
       await producer.accept({ events: [customer('stripe', 'b')] });
 
-      const report = JSON.parse(await status(['--json'])) as { sources: { source: string; silent: boolean }[]; source_silence_s: number };
-      expect(report.sources.map((s) => [s.source, s.silent])).toEqual([
+      const report = JSON.parse(await status(['--json'])) as { connections: { id: string; silent: boolean }[]; source_silence_s: number };
+      expect(report.connections.map((c) => [c.id, c.silent])).toEqual([
         ['shopify', true],
         ['stripe', false],
       ]);
