@@ -1,16 +1,20 @@
 import type { ApiClients, Customer, Exemption, Transaction } from '../api/index.js';
 import { formatMoney, isoExponent, money } from '../domain/money.js';
 import { found } from '../processors/outcome.js';
-import type { DemoConnector, DemoExpectation } from './samples.js';
+import type { DemoExpectation } from './samples.js';
 
 // What `taxsync demo` finds in the emulator for each record its samples should have made.
 
 /** One expected record and what the emulator holds for it. */
 export interface DemoRecord {
-  connector: DemoConnector;
+  /** The connection whose delivery made it (its id: the shop, account or company). */
+  connection: string;
   record: DemoExpectation['record'];
   source: string;
+  /** As the connection writes it: its prefix in front of the platform's id. */
   external_id: string;
+  /** The platform's own id (what `taxsync trace <connection> <id>` takes). */
+  platform_id: string;
   arrived: boolean;
   /** The tax engine's id of the record. */
   tax_id?: string;
@@ -31,7 +35,7 @@ export interface DemoRecord {
 
 /** Reads one expected record from the emulator; `undefined` while it has not arrived. */
 export async function lookUp(api: ApiClients, expected: DemoExpectation, source: string, invoiceIds: Map<string, string>): Promise<DemoRecord | undefined> {
-  const base = { connector: expected.connector, record: expected.record, source, external_id: expected.external_id };
+  const base = { connection: expected.connection, record: expected.record, source, external_id: expected.external_id, platform_id: expected.platform_id };
   switch (expected.record) {
     case 'customer': {
       const customer = await found(() => api.tax.customers.getByKey(source, expected.external_id));
@@ -70,7 +74,7 @@ export async function lookUp(api: ApiClients, expected: DemoExpectation, source:
   }
 }
 
-function transactionView(tx: Transaction): Omit<DemoRecord, 'connector' | 'record' | 'source' | 'external_id'> {
+function transactionView(tx: Transaction): Omit<DemoRecord, 'connection' | 'record' | 'source' | 'external_id' | 'platform_id'> {
   const currency = tx.currency_details?.currency;
   // A service writes decimals at any scale ("80", "80.000000"); people read them in the currency's minor units.
   const shown = (value: string) => (currency === undefined ? value : formatMoney(money(value), isoExponent(currency)));

@@ -16,9 +16,17 @@ function table(header: string[], rows: string[][]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
+/**
+ * The arguments of `taxsync trace` for one of the demo's records: the connection and the platform's
+ * id for a connection with a prefix (trace puts the prefix in front), else the source and the id.
+ */
+function traceArgs(r: { connection: string; source: string; external_id: string; platform_id: string }): string {
+  return r.external_id === r.platform_id ? `${r.source} ${r.external_id}` : `${r.connection} ${r.platform_id}`;
+}
+
 function taxRow(r: DemoRecord): string[] {
   return [
-    r.connector,
+    r.connection,
     r.record,
     r.external_id,
     r.arrived ? (r.tax_id ?? '') : 'NOT ARRIVED',
@@ -46,7 +54,7 @@ function happened(row: DemoVatRow): string {
     case 'dead letter':
       return `${change}DEAD LETTER ${row.code ?? ''}: ${row.detail} (taxsync dlq list)`;
     case 'not settled':
-      return `${change}NO OUTCOME YET (taxsync trace ${row.connector === 'erp' ? 'api' : row.connector} ${row.external_id})`;
+      return `${change}NO OUTCOME YET (taxsync trace ${traceArgs(row)})`;
   }
 }
 
@@ -54,7 +62,7 @@ function vatRow(row: DemoVatRow): string[] {
   const amounts = (pick: (s: DemoVatRow['submissions'][number]) => string | undefined) =>
     row.submissions.map((s) => pick(s) ?? '?').join(' / ');
   return [
-    row.connector,
+    row.connection,
     row.change === undefined ? row.record : `${row.record} update`,
     row.external_id,
     amounts((s) => s.invoice_number),
@@ -69,8 +77,17 @@ function vatRow(row: DemoVatRow): string[] {
 function inOrder(rows: readonly DemoVatRow[]): DemoVatRow[] {
   const firsts = rows.filter((r) => r.change === undefined);
   const updates = rows.filter((r) => r.change !== undefined);
-  const out = firsts.flatMap((r) => [r, ...updates.filter((u) => u.connector === r.connector && u.external_id === r.external_id)]);
+  const out = firsts.flatMap((r) => [r, ...updates.filter((u) => u.connection === r.connection && u.external_id === r.external_id)]);
   return [...out, ...updates.filter((u) => !out.includes(u))];
+}
+
+/** The records worth a trace: each connection's first with a VAT submission, else the first invoice. */
+function tracedRecords(result: DemoResult): { connection: string; source: string; external_id: string; platform_id: string }[] {
+  const submitted = result.vat.rows.filter((r) => r.change === undefined && r.submissions.length > 0);
+  const one = submitted.filter((r, i) => submitted.findIndex((x) => x.connection === r.connection) === i);
+  if (one.length > 0) return one;
+  const invoice = result.records.find((r) => r.record === 'invoice');
+  return invoice === undefined ? [] : [invoice];
 }
 
 /** The tables `taxsync demo` prints, and the next commands to try on what it sent. */
@@ -78,7 +95,7 @@ export function renderDemo(result: DemoResult): string {
   const arrived = result.records.filter((r) => r.arrived).length;
   const lines = [
     `Tax engine (the built-in emulator at ${result.emulator}): one line per record`,
-    ...table(['connector', 'record', 'external id', 'tax engine id', 'amount', 'total tax', 'refund of / details'], result.records.map(taxRow)),
+    ...table(['connection', 'record', 'external id', 'tax engine id', 'amount', 'total tax', 'refund of / details'], result.records.map(taxRow)),
     '',
   ];
   if (result.vat.enabled) {
@@ -86,7 +103,7 @@ export function renderDemo(result: DemoResult): string {
     const invoices = new Set(accepted.map((s) => `${s.entity_jurisdiction}/${s.invoice_number}`));
     lines.push(
       'VAT service (the same emulator): what became of each invoice and refund; "received" counts the submissions the service got for that invoice number',
-      ...table(['connector', 'record', 'external id', 'VAT invoice', 'net', 'VAT', 'received', 'what happened'], inOrder(result.vat.rows).map(vatRow)),
+      ...table(['connection', 'record', 'external id', 'VAT invoice', 'net', 'VAT', 'received', 'what happened'], inOrder(result.vat.rows).map(vatRow)),
       '',
       `${arrived} of ${result.records.length} records arrived in the tax engine (run ${result.run}); ${invoices.size} VAT invoice(s) accepted by the VAT service.`,
     );
@@ -95,11 +112,9 @@ export function renderDemo(result: DemoResult): string {
       `${arrived} of ${result.records.length} records arrived in the tax engine (run ${result.run}). VAT is off on this daemon (no vat.registrations in its settings): nothing went to the VAT service.`,
     );
   }
-  const vatInvoice = result.vat.rows.find((r) => r.submissions.length > 0);
-  const traced = vatInvoice ?? result.records.find((r) => r.record === 'invoice');
-  if (traced !== undefined) {
-    const source = result.records.find((r) => r.connector === traced.connector)?.source ?? traced.connector;
-    lines.push(`Trace a record (every step it took, and its VAT ledger): npx taxsync trace ${source} ${traced.external_id}`);
+  const traced = tracedRecords(result);
+  if (traced.length > 0) {
+    lines.push('Trace a record (every step it took, and its VAT ledger):', ...traced.map((r) => `  npx taxsync trace ${traceArgs(r)}`));
   }
   if (result.vat.filing !== undefined) {
     const f = result.vat.filing;

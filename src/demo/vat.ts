@@ -7,7 +7,6 @@ import type { Keys } from '../queue/keys.js';
 import type { RecordStore } from '../queue/record-state.js';
 import { readTrace, type TraceEntry } from '../queue/trace.js';
 import type { LedgerEntry, VatLedger } from '../queue/vat-ledger.js';
-import type { DemoConnector } from './samples.js';
 
 /**
  * The VAT side of `taxsync demo`: what became of each sample invoice and refund on the VAT path
@@ -38,9 +37,14 @@ export interface DemoVatSubmission {
 }
 
 export interface DemoVatRow {
-  connector: DemoConnector;
+  /** The connection whose record it is. */
+  connection: string;
   record: 'invoice' | 'refund';
+  source: string;
+  /** As the connection writes it (its prefix in front). */
   external_id: string;
+  /** The platform's own id. */
+  platform_id: string;
   /** For an update: what changed. */
   change?: string;
   settled: boolean;
@@ -112,7 +116,7 @@ export async function receivedByService(emulatorUrl: string, entityJurisdiction:
 /** The row of one sample at this moment: its VAT record's last outcome and the submissions behind it. */
 export async function vatRow(
   deps: VatStateDeps & { emulatorUrl: string },
-  sample: { connector: DemoConnector; record: 'invoice' | 'refund'; source: string; external_id: string; change?: string },
+  sample: { connection: string; record: 'invoice' | 'refund'; source: string; external_id: string; platform_id: string; change?: string },
   expectedSeq: number,
 ): Promise<DemoVatRow> {
   const key: RecordKey = { kind: 'vat', source: sample.source, external_id: sample.external_id };
@@ -131,9 +135,11 @@ export async function vatRow(
     }),
   );
   const base = {
-    connector: sample.connector,
+    connection: sample.connection,
     record: sample.record,
+    source: sample.source,
     external_id: sample.external_id,
+    platform_id: sample.platform_id,
     ...(sample.change === undefined ? {} : { change: sample.change }),
     settled,
     submissions,

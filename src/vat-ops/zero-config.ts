@@ -40,6 +40,7 @@ export const ZERO_CONFIG_FR_SHOP: Connection = {
   source: 'woocommerce',
   externalIdPrefix: 'fr-',
   webhookSecrets: [],
+  shop: 'https://shop.example.fr',
   api: undefined,
   vat: { establishmentCountry: 'FR', invoiceNumberPrefix: 'FR-' },
   declared: false,

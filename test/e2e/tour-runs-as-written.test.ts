@@ -179,14 +179,14 @@ describe('docs/tour.md', () => {
     }
   }
 
-  it('runs every marked block as written: start, demo, status, trace, a dead letter replayed, a VAT return reconciled, stop', async () => {
+  it('runs every marked block as written: start, demo, two shops traced, status, trace, a dead letter replayed, a VAT return reconciled, stop', async () => {
     const steps = tourSteps(readFileSync(TOUR, 'utf8'));
     // The tour covers what it promises; a marker lost in an edit would silently skip a step.
     const kinds = steps.map((s) => s.marker.split(/[ ,]/)[0]);
     expect(kinds.filter((k) => k === 'daemon')).toHaveLength(1);
     expect(kinds.filter((k) => k === 'ctrl-c')).toHaveLength(1);
     const all = steps.map((s) => s.script ?? '').join('\n');
-    for (const command of ['npm run demo', 'npx taxsync status', 'npx taxsync trace', 'npx taxsync faults add', 'npx taxsync dlq list', 'npx taxsync dlq replay', 'npx taxsync vat filings create', 'npx taxsync vat reconcile']) {
+    for (const command of ['npm run demo', 'npx taxsync trace woocommerce-fr', 'npx taxsync status', 'npx taxsync trace', 'npx taxsync faults add', 'npx taxsync dlq list', 'npx taxsync dlq replay', 'npx taxsync vat filings create', 'npx taxsync vat reconcile']) {
       expect(all, command).toContain(command);
     }
 

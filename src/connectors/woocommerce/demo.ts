@@ -3,9 +3,11 @@ import { before, gmt, uuidFrom } from '../shared/demo.js';
 
 /**
  * `taxsync demo`'s WooCommerce deliveries (src/demo/samples.ts): a tax-inclusive EUR order of a
- * consumer in Munich, on hold, then paid. The zero-configuration seller is registered for VAT in
- * Germany (src/vat-ops/zero-config.ts): this order is its German VAT sale. Paying it changes the
- * status only, not the VAT.
+ * consumer in Munich, on hold, then paid. The demo sends it to every WooCommerce shop of the
+ * daemon, with this number in each (at zero configuration the default shop and the French one,
+ * `woocommerce-fr`). The zero-configuration seller is registered for VAT in Germany
+ * (src/vat-ops/zero-config.ts): in either shop this order is its German VAT sale. Paying it
+ * changes the status only, not the VAT.
  */
 export function woocommerceDemo({ run, now }: { run: string; now: Date }): ConnectorDemo {
   const orderId = Number(`44${run}`);
