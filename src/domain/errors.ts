@@ -52,6 +52,8 @@ export const ERROR_CODES = {
   JOB_INVALID: { errorClass: 'invalid', retryable: false },
   INTERNAL_ERROR: { errorClass: 'internal', retryable: true },
   RECORD_BUSY: { errorClass: 'transient', retryable: true },
+  OAUTH_GRANT_REVOKED: { errorClass: 'auth', retryable: false },
+  OAUTH_REFRESH_FAILED: { errorClass: 'transient', retryable: true },
   VAT_CORRECTION_REQUIRED: { errorClass: 'invalid', retryable: false },
   VAT_NUMBER_COLLISION: { errorClass: 'conflict', retryable: false },
   VAT_OUTCOME_UNRESOLVED: { errorClass: 'waiting', retryable: false },
