@@ -5,7 +5,7 @@ import type { Secret } from '../domain/secret.js';
 /**
  * OAuth token sets are kept in Redis encrypted (AES-256-GCM, a fresh 12-byte nonce per write), so
  * a copy of Redis (a backup, a replica, an AOF file) holds no usable token: the key lives only in
- * the environment (TAXSYNC_TOKEN_KEY, docs/connectors-xero-quickbooks.md). The connection's id is
+ * the environment (TAXSYNC_TOKEN_KEY; docs/decisions.md, "Rotating refresh tokens"). The connection's id is
  * the additional data, so a set copied to another connection's key does not decrypt. node:crypto
  * does the job; no library adds anything here.
  */
