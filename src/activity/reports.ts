@@ -30,7 +30,7 @@ export async function readReports(deps: {
   deadLetters: Pick<DeadLetterStore, 'all'>;
   variances: Pick<VarianceStore, 'list'>;
   silenceMs: number;
-  connections?: Connections;
+  connections: Connections;
   now?: Date;
 }): Promise<ReportsData> {
   const now = deps.now ?? new Date();

@@ -10,8 +10,7 @@ import { isActive, type Connection, type Connections } from '../config/connectio
 export interface ConnectionAge {
   /** The connection's id (`event.connector`). */
   id: string;
-  /** Undefined when read without the connections (a process that was not given them). */
-  platform?: string;
+  platform: string;
   source: string;
   /** The connection's external_id_prefix, when it has one. */
   prefix?: string;
@@ -23,30 +22,16 @@ export interface ConnectionAge {
 
 /** What the activity store holds (store.ts): the last event per connection, and per source as written before connections. */
 export interface RecordedActivity {
-  /** connection id → `<epoch ms> <source>` of its last accepted event. */
+  /** connection id → epoch ms of its last accepted event. */
   byConnection: Record<string, string>;
   /** source → epoch ms, written before connections existed (no longer written). */
   bySource: Record<string, string>;
-}
-
-interface Last {
-  ms: number;
-  source: string;
 }
 
 const readMs = (text: string | undefined): number | undefined => {
   const ms = Number(text);
   return Number.isFinite(ms) && ms > 0 ? ms : undefined;
 };
-
-/** The value a connection's last event is stored as: its time and its source, so /metrics can label it without the connections. */
-export const lastEventValue = (ms: number, source: string) => `${ms} ${source}`;
-
-function parseLast(value: string): Last | undefined {
-  const [at, source = ''] = value.split(' ');
-  const ms = readMs(at);
-  return ms === undefined ? undefined : { ms, source };
-}
 
 /**
  * The connection a field written before connections (keyed by its source) is read as: the active
@@ -61,52 +46,54 @@ export function successorOf(connections: Connections, source: string): Connectio
 }
 
 /**
- * Last events per connection id. A connection's own field wins; a field written before connections
- * stands for its successor only until the successor has its own. Without the connections, the
- * old fields cannot be named and are left out.
+ * The epoch ms of each connection's last event, by id. A connection's own field wins; a field
+ * written before connections stands for its successor only until the successor has its own.
  */
-export function lastPerConnection(recorded: RecordedActivity, connections?: Connections): Map<string, Last> {
-  const out = new Map<string, Last>();
+function lastPerConnection(recorded: RecordedActivity, connections: Connections): Map<string, number> {
+  const out = new Map<string, number>();
   for (const [id, value] of Object.entries(recorded.byConnection)) {
-    const last = parseLast(value);
-    if (last !== undefined) out.set(id, last);
+    const ms = readMs(value);
+    if (ms !== undefined) out.set(id, ms);
   }
-  if (connections === undefined) return out;
   for (const [source, value] of Object.entries(recorded.bySource)) {
     const ms = readMs(value);
     const successor = successorOf(connections, source);
     if (ms === undefined || successor === undefined || out.has(successor.id)) continue;
-    out.set(successor.id, { ms, source });
+    out.set(successor.id, ms);
   }
   return out;
 }
 
-function ageOf(last: Last | undefined, now: Date, thresholdMs: number) {
-  if (last === undefined) return { last_event_at: null, age_s: null, silent: false };
-  const ageMs = Math.max(0, now.getTime() - last.ms);
-  return { last_event_at: new Date(last.ms).toISOString(), age_s: Math.floor(ageMs / 1000), silent: ageMs > thresholdMs };
+function ageOf(lastMs: number | undefined, now: Date, thresholdMs: number) {
+  if (lastMs === undefined) return { last_event_at: null, age_s: null, silent: false };
+  const ageMs = Math.max(0, now.getTime() - lastMs);
+  return { last_event_at: new Date(lastMs).toISOString(), age_s: Math.floor(ageMs / 1000), silent: ageMs > thresholdMs };
 }
 
 /**
  * One row per connection that is active or has sent: the ones that sent, oldest first, then the
  * active ones that never did (listed, never silent: there is no last event to be late). A
  * connection no longer configured is left out: its webhook URL answers 404, it cannot send again,
- * and its last event would be SILENT forever. Without the connections: one row per connection
- * that sent, as the activity store names it.
+ * and its last event would be SILENT forever.
  */
-export function connectionAges(recorded: RecordedActivity, connections: Connections | undefined, now: Date, thresholdMs: number): ConnectionAge[] {
+export function connectionAges(recorded: RecordedActivity, connections: Connections, now: Date, thresholdMs: number): ConnectionAge[] {
   const last = lastPerConnection(recorded, connections);
-  const rows: ConnectionAge[] =
-    connections === undefined
-      ? [...last].map(([id, l]) => ({ id, source: l.source, ...ageOf(l, now, thresholdMs) }))
-      : connections.list
-          .filter((c) => isActive(c) || last.has(c.id))
-          .map((c) => ({
-            id: c.id,
-            platform: c.platform,
-            source: c.source,
-            ...(c.externalIdPrefix === '' ? {} : { prefix: c.externalIdPrefix }),
-            ...ageOf(last.get(c.id), now, thresholdMs),
-          }));
+  const rows: ConnectionAge[] = connections.list
+    .filter((c) => isActive(c) || last.has(c.id))
+    .map((c) => ({
+      id: c.id,
+      platform: c.platform,
+      source: c.source,
+      ...(c.externalIdPrefix === '' ? {} : { prefix: c.externalIdPrefix }),
+      ...ageOf(last.get(c.id), now, thresholdMs),
+    }));
   return rows.sort((a, b) => (b.age_s ?? -1) - (a.age_s ?? -1) || a.id.localeCompare(b.id));
+}
+
+/** The columns a connection's silence is shown in, by `taxsync status` and the web view alike. */
+export const CONNECTION_COLUMNS = ['connection', 'platform', 'source', 'prefix', 'last event', 'age', ''] as const;
+
+/** A connection's row under CONNECTION_COLUMNS; `age` tells seconds as people read them. */
+export function connectionCells(c: ConnectionAge, age: (seconds: number) => string): string[] {
+  return [c.id, c.platform, c.source, c.prefix ?? '', c.last_event_at ?? 'never', c.age_s === null ? '-' : age(c.age_s), c.silent ? 'SILENT' : ''];
 }

@@ -4,7 +4,7 @@ import type { CanonicalEvent } from '../domain/events.js';
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
 import type { Producer } from '../queue/producer.js';
-import { lastEventValue, successorOf, type RecordedActivity } from './silence.js';
+import { successorOf, type RecordedActivity } from './silence.js';
 
 /**
  * What the connections sent, for silence (`status`, /metrics, the web view's warning) and the web
@@ -24,7 +24,7 @@ export const HOUR_MS = 3_600_000;
 export const ACTIVITY_KEEP_MS = 48 * HOUR_MS;
 
 export const activityKeys = (keys: Pick<Keys, 'prefix'>) => ({
-  /** Hash: connection id → `<epoch ms> <source>` of its last accepted event. */
+  /** Hash: connection id → epoch ms of its last accepted event. */
   last: `${keys.prefix}:activity:connections:last`,
   /** Hash per hour: connection id → events accepted. */
   hour: (hourStartMs: number) => `${keys.prefix}:activity:connections:events:${hourStartMs}`,
@@ -39,18 +39,14 @@ export const hourStart = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 export function recordActivity(multi: ChainableCommander, keys: Pick<Keys, 'prefix'>, events: readonly CanonicalEvent[], nowMs: number): void {
   if (events.length === 0) return;
   const k = activityKeys(keys);
-  const perConnection = new Map<string, { source: string; n: number }>();
-  for (const e of events) {
-    const seen = perConnection.get(e.connector);
-    if (seen === undefined) perConnection.set(e.connector, { source: e.record.source, n: 1 });
-    else seen.n += 1;
-  }
+  const perConnection = new Map<string, number>();
+  for (const e of events) perConnection.set(e.connector, (perConnection.get(e.connector) ?? 0) + 1);
   const bucket = k.hour(hourStart(nowMs));
   // One HSET with every field, in object form: on a MULTI over BullMQ's client (where the producer's
   // ran before it had a connection of its own) the `key, field, value` form stored the field's
   // characters as fields (test/integration/activity); the object form is right on both.
-  multi.hset(k.last, Object.fromEntries([...perConnection].map(([id, c]) => [id, lastEventValue(nowMs, c.source)])));
-  for (const [id, c] of perConnection) multi.hincrby(bucket, id, c.n);
+  multi.hset(k.last, Object.fromEntries([...perConnection.keys()].map((id) => [id, String(nowMs)])));
+  for (const [id, n] of perConnection) multi.hincrby(bucket, id, n);
   multi.pexpire(bucket, ACTIVITY_KEEP_MS + HOUR_MS);
 }
 
@@ -80,15 +76,15 @@ export async function lastEvents(redis: RedisClient, keys: Pick<Keys, 'prefix'>)
 
 /**
  * Events per connection for each of the last `hours` hours (oldest first), the current hour
- * included. With the connections, an hour's counts written before connections (per source) are
- * added to their successor's, so the plot does not break at an upgrade.
+ * included. An hour's counts written before connections (per source) are added to their
+ * successor's, so the plot does not break at an upgrade (they expire within two days).
  */
 export async function eventsPerHour(
   redis: RedisClient,
   keys: Pick<Keys, 'prefix'>,
   hours: number,
   nowMs: number,
-  connections?: Connections,
+  connections: Connections,
 ): Promise<{ hour: number; counts: Record<string, number> }[]> {
   const k = activityKeys(keys);
   const last = hourStart(nowMs);
@@ -102,11 +98,9 @@ export async function eventsPerHour(
       if (Number.isFinite(Number(n))) counts[id] = (counts[id] ?? 0) + Number(n);
     };
     for (const [id, n] of Object.entries((results[2 * i]?.[1] ?? {}) as Record<string, string>)) add(id, n);
-    if (connections !== undefined) {
-      for (const [source, n] of Object.entries((results[2 * i + 1]?.[1] ?? {}) as Record<string, string>)) {
-        const successor = successorOf(connections, source);
-        if (successor !== undefined) add(successor.id, n);
-      }
+    for (const [source, n] of Object.entries((results[2 * i + 1]?.[1] ?? {}) as Record<string, string>)) {
+      const successor = successorOf(connections, source);
+      if (successor !== undefined) add(successor.id, n);
     }
     return { hour, counts };
   });

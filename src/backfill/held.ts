@@ -17,13 +17,14 @@ import { appendTraces, type TraceSettings } from '../queue/trace.js';
  */
 export async function splitHeld(redis: RedisClient, keys: Keys, events: readonly CanonicalEvent[]): Promise<{ held: CanonicalEvent[]; fresh: CanonicalEvent[] }> {
   const records = createRecordStore(redis, keys);
+  // The delivery's records (an order and its refunds) read at once, not one round trip after another.
+  const newest = await Promise.all(events.map(async (event) => (await records.read(event.record)).event));
   const held: CanonicalEvent[] = [];
   const fresh: CanonicalEvent[] = [];
-  for (const event of events) {
-    const newest = (await records.read(event.record)).event;
-    const same = newest !== undefined && newest.type === event.type && jsonEqual(plain(newest.data), plain(event.data));
+  events.forEach((event, i) => {
+    const same = newest[i] !== undefined && newest[i].type === event.type && jsonEqual(plain(newest[i].data), plain(event.data));
     (same ? held : fresh).push(event);
-  }
+  });
   return { held, fresh };
 }
 
@@ -33,13 +34,15 @@ const plain = (data: unknown): unknown => JSON.parse(JSON.stringify(data)) as un
 /** A trace line on each held event's record: backfill found this version already held. */
 export async function traceHeld(redis: RedisClient, keys: Keys, settings: TraceSettings, events: readonly CanonicalEvent[], at: Date): Promise<void> {
   const scripted = withScripts(redis);
-  for (const event of events) {
-    await appendTraces(
-      scripted,
-      keys,
-      recordKeyString(event.record),
-      [{ at: at.toISOString(), step: 'duplicate', event_id: event.id, occurred_at: event.occurred_at, connector: event.connector, detail: 'backfill found this version already held; not queued again' }],
-      settings,
-    );
-  }
+  await Promise.all(
+    events.map((event) =>
+      appendTraces(
+        scripted,
+        keys,
+        recordKeyString(event.record),
+        [{ at: at.toISOString(), step: 'duplicate', event_id: event.id, occurred_at: event.occurred_at, connector: event.connector, detail: 'backfill found this version already held; not queued again' }],
+        settings,
+      ),
+    ),
+  );
 }

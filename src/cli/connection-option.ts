@@ -11,8 +11,9 @@ export { namedConnection } from '../config/named-connection.js';
 export function recordOfArguments(connections: Connections, first: string, id: string): { source: string; external_id: string; connection?: Connection } {
   const connection = connections.get(first);
   if (connection === undefined) return { source: first, external_id: id };
-  const external = connection.externalIdPrefix !== '' && id.startsWith(connection.externalIdPrefix) ? id : connection.externalIdPrefix + id;
-  return { source: connection.source, external_id: external, connection };
+  // Always put in front, never guessed from the id: ids a seller chooses (an ERP's, Stripe's) can
+  // begin like a prefix, and `resend erp-b b-7` must not reach the record `b-7` of another connection.
+  return { source: connection.source, external_id: connection.externalIdPrefix + id, connection };
 }
 
 /**

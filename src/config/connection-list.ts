@@ -35,25 +35,29 @@ export interface Connections {
   get(id: string): Connection | undefined;
   /** The connection a record of `source` with `externalId` was written by: the longest prefix that fits. */
   ofRecord(source: string, externalId: string): Connection | undefined;
+  /** Whether the record is connection `id`'s (ofRecord names it). */
+  owns(id: string, source: string, externalId: string): boolean;
 }
 
 /** The lookups over a list of connections, frozen. */
 export function connectionsOf(list: readonly Connection[]): Connections {
   const frozen = deepFreeze([...list], (value) => value instanceof Secret);
   const byId = new Map(frozen.map((c) => [c.id, c]));
+  function ofRecord(source: string, externalId: string): Connection | undefined {
+    let best: Connection | undefined;
+    for (const c of frozen) {
+      if (c.source !== source || !externalId.startsWith(c.externalIdPrefix)) continue;
+      // The longest prefix; between equal ones (a platform's idle default and a declared one), the one in use.
+      const longer = best === undefined || c.externalIdPrefix.length > best.externalIdPrefix.length;
+      const same = best !== undefined && c.externalIdPrefix.length === best.externalIdPrefix.length;
+      if (longer || (same && isActive(c) && !isActive(best!))) best = c;
+    }
+    return best;
+  }
   return {
     list: frozen,
     get: (id) => byId.get(id),
-    ofRecord(source, externalId) {
-      let best: Connection | undefined;
-      for (const c of frozen) {
-        if (c.source !== source || !externalId.startsWith(c.externalIdPrefix)) continue;
-        // The longest prefix; between equal ones (a platform's idle default and a declared one), the one in use.
-        const longer = best === undefined || c.externalIdPrefix.length > best.externalIdPrefix.length;
-        const same = best !== undefined && c.externalIdPrefix.length === best.externalIdPrefix.length;
-        if (longer || (same && isActive(c) && !isActive(best!))) best = c;
-      }
-      return best;
-    },
+    ofRecord,
+    owns: (id, source, externalId) => ofRecord(source, externalId)?.id === id,
   };
 }

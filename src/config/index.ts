@@ -1,1 +1,1 @@
-export { loadConfig, describeConfig, MIN_TOKEN_LENGTH, type AckDurability, type Config, type Operator, type WebhookSecrets } from './load.js';
+export { loadConfig, describeConfig, redacted, MIN_TOKEN_LENGTH, type AckDurability, type Config, type Operator, type WebhookSecrets } from './load.js';

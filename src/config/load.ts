@@ -476,7 +476,12 @@ function configError(problems: string[]): TaxsyncError {
   });
 }
 
+/** A printable view of a configured value (the config, a connection) with every Secret shown as `[redacted]`. */
+export function redacted(value: object): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+}
+
 /** A printable view of the config with every secret shown only as set or unset. */
 export function describeConfig(config: Config): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
+  return redacted(config);
 }

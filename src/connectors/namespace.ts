@@ -1,7 +1,7 @@
 import { namespaceEvent, type ConnectionKeys } from '../domain/connection.js';
 import { CanonicalEvent } from '../domain/events.js';
 import { issuesToFields, summariseFields } from '../domain/field-errors.js';
-import type { ParseResult } from './types.js';
+import type { Connector, ConnectorSettings, ParseResult, WebhookRequest } from './types.js';
 
 /**
  * Events as their connection writes them (docs/connections.md): every event's `connector` is the
@@ -31,11 +31,21 @@ export function namespaceEvents(
   return { events: out, problems };
 }
 
+/**
+ * The one way a delivery is read for a connection (the webhook route, and a dead-letter replay of
+ * a kept delivery): the platform's connector parses it, the connection's namespace is put on it.
+ */
+export function parseFor(connector: Connector, connection: ConnectionKeys, req: WebhookRequest, settings: ConnectorSettings): ParseResult {
+  return namespaced(connector.parse(req, settings), connection);
+}
+
 /** A connector's reading of a delivery as its connection writes it; an event the prefix makes invalid is refused like a part failing its schema. */
 export function namespaced(result: ParseResult, connection: ConnectionKeys): ParseResult {
   if (result.kind !== 'events') return result;
+  // A platform's default connection (every webhook before connections existed): no copy at all.
+  if (connection.externalIdPrefix === '' && result.events.every((e) => e.connector === connection.id)) return result;
   const { events, problems } = namespaceEvents(result.events, connection);
-  if (problems.length === 0) return events === result.events ? result : { ...result, events };
+  if (problems.length === 0) return { ...result, events };
   // An ERP batch's events are its valid elements in order: the n-th event is the n-th element not rejected.
   const taken = new Set((result.rejected ?? []).map((r) => r.index));
   const elementOf = (position: number): number => {

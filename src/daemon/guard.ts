@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
-import { isActive, type Connections } from '../config/connections.js';
+import type { Connections } from '../config/connections.js';
+import { guardValue } from '../domain/connection.js';
 import { createRedis, type RedisTarget } from '../queue/connection.js';
 import { createKeys } from '../queue/keys.js';
 import { checkSources } from './source-guard.js';
@@ -13,11 +14,7 @@ export async function guardSources(
 ): Promise<{ connector: string; from: string; to: string }[]> {
   const redis = createRedis(redisTarget, 'worker');
   try {
-    // A prefix is part of every key as the source is: a changed one duplicates records the same way.
-    // Without a prefix the value is the source alone, as remembered before connections existed.
-    const current = Object.fromEntries(
-      connections.list.filter((c) => c.webhookSecrets.length > 0 || (c.declared && isActive(c))).map((c) => [c.id, c.externalIdPrefix === '' ? c.source : `${c.source} ${c.externalIdPrefix}`]),
-    );
+    const current = Object.fromEntries(connections.list.filter((c) => c.webhookSecrets.length > 0 || c.declared).map((c) => [c.id, guardValue(c)]));
     return (await checkSources(redis, createKeys(config.redis.prefix), current, { acceptChange })).changed;
   } finally {
     redis.disconnect();

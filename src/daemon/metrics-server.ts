@@ -10,10 +10,12 @@ import type { Secret } from '../domain/secret.js';
 import { METRICS_REFUSED, metricsAllowed } from '../http/metrics-access.js';
 import type { Lifecycle } from './lifecycle.js';
 import { lastEvents } from '../activity/store.js';
+import type { Connections } from '../config/connections.js';
 
 /** What /metrics reads at scrape time, over this process's own queues and connection. */
-export function queueSource(queues: Record<QueueName, Queue>, redis: RedisClient, keys: Keys): QueueSource {
+export function queueSource(queues: Record<QueueName, Queue>, redis: RedisClient, keys: Keys, connections: Connections): QueueSource {
   return {
+    connections,
     queues: RECORD_QUEUES.map((name) => queues[name]),
     deadLetter: queues[QUEUE_NAMES.deadLetter],
     counters: () => redis.hgetall(keys.counters),

@@ -60,7 +60,7 @@ export async function startServe(deps: {
   const served = [...CONNECTOR_LIST, ...(deps.extraConnectors ?? [])];
   const connections = deps.connections ?? loadConnections(config, deps.settings, process.env, served);
   const connectors = enabledConnections(connections, config, served);
-  metrics.watchQueues({ ...queueSource(queues, connection, keys), connections });
+  metrics.watchQueues(queueSource(queues, connection, keys, connections));
   // The webhooks and the dead-letter tools queue work through the same producer.
   const dlq = createDlqDeps(connection, queues, config, deps.settings, { connections });
   // Said at start, and refused at start when it cannot work (AOF off with TAXSYNC_ACK_DURABILITY=aof).

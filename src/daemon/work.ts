@@ -39,15 +39,9 @@ export const WORKABLE_QUEUES = [QUEUE_NAMES.customers, QUEUE_NAMES.transactions,
 export type WorkableQueue = (typeof WORKABLE_QUEUES)[number];
 
 /** Each connection's VAT settings (its seller facts over the settings'), made once per connection. */
-function connectionVatSettings(connections: Connections, vat: VatSettings): (connector: string) => VatSettings {
-  const made = new Map<string, VatSettings>();
-  return (connector) => {
-    const connection = connections.get(connector);
-    if (connection === undefined) return vat;
-    let settings = made.get(connector);
-    if (settings === undefined) made.set(connector, (settings = vatSettingsFor(vat, connection.source, connection.vat)));
-    return settings;
-  };
+function connectionVatSettings(connections: Connections, vat: VatSettings): (connector: string) => VatSettings | undefined {
+  const made = new Map(connections.list.map((c) => [c.id, vatSettingsFor(vat, c.source, c.vat)]));
+  return (connector) => made.get(connector);
 }
 
 /** `--queue customers,transactions`: the queues named, or an error naming the unknown ones. */
@@ -118,7 +112,7 @@ export async function startWork(deps: {
     logger[plan.weak ? 'warn' : 'info']({ ackDurability: plan.mode, method: plan.method }, `VAT claims are confirmed before their POST as webhooks' acknowledgements are: ${plan.description}`);
   }
   const vatLedger = createVatLedger(state, keys, { leaseMs: config.queue.vat.leaseMs, claims });
-  deps.metrics?.watchQueues({ ...queueSource(queues, connection, keys), connections });
+  deps.metrics?.watchQueues(queueSource(queues, connection, keys, connections));
 
   const writers = createCustomerWriters(state, keys);
   const handlers: Record<WorkableQueue, RecordHandler> = {

@@ -110,14 +110,9 @@ function eventConnector(event: unknown): string | undefined {
   return typeof connector === 'string' ? connector : undefined;
 }
 
-/**
- * Whether an entry is the connection's: the connection received its delivery or its event, or its
- * record is one of the connection's (an event from elsewhere, such as a file ingest, names no connection).
- */
+/** Whether an entry is the connection's: the one it is shown under (entryConnection), so a filter and a list never disagree. */
 export function belongsToConnection(entry: DeadLetterEntry, scope: ConnectionScope): boolean {
-  if (entry.raw?.connector === scope.id || eventConnector(entry.event) === scope.id) return true;
-  const record = entry.record;
-  return record !== null && scope.connections?.ofRecord(record.source, record.external_id)?.id === scope.id;
+  return entryConnection(entry, scope.connections) === scope.id;
 }
 
 /**

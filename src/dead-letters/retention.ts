@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import type { RedisClient } from '../queue/connection.js';
 import type { DeadLetterEntry, DeadLetterStore } from '../queue/dead-letter.js';
 import type { Keys } from '../queue/keys.js';
+import { releaseLock, renewLock } from '../queue/lease.js';
 import { newestFirst } from './filter.js';
 
 /**
@@ -94,9 +95,6 @@ export interface RetentionDeps {
 export const archivedCounter = (reason: ArchivedEntry['reason']): string => `dead_letter_archived:${reason}`;
 
 const DEFAULT_LEASE_MS = 5 * 60_000;
-// Renews, or releases, the lease only while this process still holds it (its token).
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /**
  * Runs retention once: archive first, then remove. Only one process at a time (a Redis lease):
@@ -120,7 +118,8 @@ export async function applyRetention(deps: RetentionDeps, settings: RetentionSet
     if (expired.length === 0) return result;
 
     // Reading may have been slow: hold the lease afresh for the archive and the removal.
-    if (Number(await deps.redis.eval(RENEW, 1, lease, token, String(leaseMs))) !== 1) return { ...result, busy: true };
+    // Renewed, or released below, only while this process still holds it (its token).
+    if (!(await renewLock(deps.redis, lease, token, leaseMs))) return { ...result, busy: true };
     const archivedAt = now.toISOString();
     const lines = expired.map(({ entry, reason }) => `${JSON.stringify({ archived_at: archivedAt, reason, entry } satisfies ArchivedEntry)}\n`).join('');
     try {
@@ -152,6 +151,6 @@ export async function applyRetention(deps: RetentionDeps, settings: RetentionSet
     );
     return result;
   } finally {
-    await deps.redis.eval(RELEASE, 1, lease, token).catch(() => undefined);
+    await releaseLock(deps.redis, lease, token).catch(() => undefined);
   }
 }

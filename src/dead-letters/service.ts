@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { RedisClient } from '../queue/connection.js';
 import type { Settings } from '../config/settings.js';
 import type { Connections } from '../config/connections.js';
-import { namespaced } from '../connectors/namespace.js';
+import { parseFor } from '../connectors/namespace.js';
 import { mapErpBody } from '../connectors/erp/map.js';
 import { getConnector } from '../connectors/registry.js';
 import type { ParseResult, WebhookRequest } from '../connectors/types.js';
@@ -170,8 +170,10 @@ export function replayHeaders(raw: NonNullable<DeadLetterEntry['raw']>, platform
 
 /**
  * Reads a kept delivery again with today's connector code, without signature verification, as
- * the connection it came to (`raw.connector`) writes it; an entry of a connection no longer
- * configured is read as its platform's default connection would.
+ * the connection it came to (`raw.connector`) writes it. An entry kept before connections existed
+ * names its platform, which is its default connection. An entry of a connection no longer
+ * configured stays unreadable until the connection is declared again: read as another connection
+ * it would be written under the wrong prefix.
  */
 export function parseKeptDelivery(raw: NonNullable<DeadLetterEntry['raw']>, settings: Settings, connections?: Connections): ParseResult {
   if (raw.connector === 'ingest') {
@@ -189,7 +191,7 @@ export function parseKeptDelivery(raw: NonNullable<DeadLetterEntry['raw']>, sett
   }
   const connection = connections?.get(raw.connector);
   const connector = getConnector(connection?.platform ?? raw.connector);
-  if (!connector) return { kind: 'invalid', message: `no connection or platform "${raw.connector}" in this configuration` };
+  if (!connector) return { kind: 'invalid', message: `no connection "${raw.connector}" is configured: declare it again (docs/connections.md) to read its deliveries` };
   const req: WebhookRequest = {
     headers: replayHeaders(raw, connector.id),
     rawBody: Buffer.from(raw.body, 'utf8'),
@@ -197,9 +199,8 @@ export function parseKeptDelivery(raw: NonNullable<DeadLetterEntry['raw']>, sett
     receivedAt: new Date(raw.received_at),
   };
   try {
-    const settingsOf = { source: connection?.source ?? sourceOf(connector.id, settings), secrets: [], toleranceSeconds: 300, connection: raw.connector };
-    const result = connector.parse(req, settingsOf);
-    return connection === undefined ? result : namespaced(result, connection);
+    const keys = connection ?? { id: connector.id, source: sourceOf(connector.id, settings), externalIdPrefix: '' };
+    return parseFor(connector, keys, req, { source: keys.source, secrets: [], toleranceSeconds: 300, connection: keys.id });
   } catch (error) {
     return { kind: 'invalid', message: `connector failed to read the payload: ${(error as Error).message}` };
   }

@@ -96,15 +96,9 @@ function platformDefaults(connectors: readonly Connector[]): DemoConnection[] {
 
 /**
  * The site a connection's delivery names in the platform's shop header: the shop it declares (the
- * daemon checks it), the sample's own for a platform's default connection, else a site of its own
- * (the connection's id in place of the host's first label), as two shops are two sites.
+ * daemon checks it: http/webhooks.ts, wrongShop), else the sample's own, which nothing checks.
  */
-function siteFor(sampleSite: string | undefined, connection: DemoConnection): string | undefined {
-  if (connection.shop !== undefined) return connection.shop;
-  if (sampleSite === undefined || connection.id === connection.platform) return sampleSite;
-  const match = /^([a-z][a-z0-9+.-]*:\/\/)?([^./]+)(.*)$/i.exec(sampleSite);
-  return match === null ? sampleSite : `${match[1] ?? ''}${connection.id}${match[3]}`;
-}
+const siteFor = (sampleSite: string | undefined, connection: DemoConnection): string | undefined => connection.shop ?? sampleSite;
 
 function deliveryFor(sample: DemoSample, connection: DemoConnection, connector: Connector): DemoDelivery {
   const name = connector.shopHeader?.name;

@@ -57,3 +57,18 @@ function prefixedData(event: CanonicalEvent, prefix: string): CanonicalEvent['da
 export function platformIdOf(externalId: string, connection: Pick<ConnectionKeys, 'externalIdPrefix'>): string | undefined {
   return externalId.startsWith(connection.externalIdPrefix) ? externalId.slice(connection.externalIdPrefix.length) : undefined;
 }
+
+/**
+ * What the source-change guard remembers of a connection (docs/operations.md, "The source-change
+ * guard"): its source, and its prefix after a space when it has one, since a changed prefix
+ * duplicates records as a changed source does. Without a prefix it is the source alone, as
+ * remembered before connections existed. Neither a source nor a prefix holds a space.
+ */
+export function guardValue(connection: Pick<ConnectionKeys, 'source' | 'externalIdPrefix'>): string {
+  return connection.externalIdPrefix === '' ? connection.source : `${connection.source} ${connection.externalIdPrefix}`;
+}
+
+/** The source a remembered guard value names. */
+export function sourceOfGuardValue(value: string): string {
+  return value.split(' ')[0] ?? value;
+}

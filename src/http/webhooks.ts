@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { namespaced } from '../connectors/namespace.js';
+import { parseFor } from '../connectors/namespace.js';
 import type { Connector, ConnectorSettings, ParseResult, WebhookRequest } from '../connectors/types.js';
 import type { ConnectionKeys } from '../domain/connection.js';
 import { isTaxsyncError } from '../domain/errors.js';
@@ -179,7 +179,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookDeps): 
     try {
       // Elements nesting too deep are blanked (null) so the connector never holds them; their
       // errors are set below, by index.
-      result = namespaced(connector.parse(deep.length > 0 ? { ...req, rawBody: withoutDeepElements(req.rawBody, deep) } : req, settings), enabled.connection);
+      result = parseFor(connector, enabled.connection, deep.length > 0 ? { ...req, rawBody: withoutDeepElements(req.rawBody, deep) } : req, settings);
     } catch (error) {
       // A connector bug must not lose a signed payload: it is kept like any unreadable one.
       log.error({ err: error }, 'connector parse threw');

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { RedisClient } from '../queue/connection.js';
 import type { Keys } from '../queue/keys.js';
+import { scriptOn } from '../queue/redis-scripts.js';
 import { decryptTokens, encryptTokens } from './token-crypto.js';
 
 /**
@@ -80,8 +81,9 @@ function parsed<T>(schema: z.ZodType<T>, text: string | null): T | undefined {
 
 export function createTokenStore(redis: RedisClient, keys: Pick<Keys, 'prefix'>, key: Buffer): TokenStore {
   const grantKey = (connection: string) => `${keys.prefix}:oauth:${connection}`;
+  const writeIfGen = scriptOn(redis, 'taxsyncOauthWriteIfGen', 1, WRITE_IF_GEN);
   const write = async (connection: string, gen: number, bump: boolean, set: Record<string, string>, del: string[]): Promise<boolean> =>
-    Number(await redis.eval(WRITE_IF_GEN, 1, grantKey(connection), gen, bump ? '1' : '0', ...Object.entries(set).flat(), '--', ...del)) === 1;
+    Number(await writeIfGen(grantKey(connection), gen, bump ? '1' : '0', ...Object.entries(set).flat(), '--', ...del)) === 1;
   return {
     async read(connection) {
       const [sealed = null, gen = null, pending = null, revoked = null] = await redis.hmget(grantKey(connection), 'set', 'gen', 'pending', 'revoked');

@@ -36,12 +36,8 @@ export interface QueueSource {
   counters(): Promise<Record<string, string>>;
   /** The last accepted event of each connection (src/activity/store.ts, lastEvents). */
   activity?(): Promise<RecordedActivity>;
-  /**
-   * The installation's connections: the silence gauge reads a connection's source from them, and
-   * the last events written before connections (per source) as their connection's. Without them it
-   * labels what the activity store holds and leaves those older fields out.
-   */
-  connections?: Connections;
+  /** The installation's connections: the silence gauge names each with its source. */
+  connections: Connections;
   clock?: () => number;
 }
 
@@ -285,7 +281,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       this.reset();
       // The threshold plays no part here: Prometheus's rules decide what is silent.
       for (const c of connectionAges(seen.recorded, seen.connections, new Date(seen.now), Infinity)) {
-        if (c.last_event_at !== null) this.set({ connection: c.id, source: c.source }, Math.max(0, (seen.now - Date.parse(c.last_event_at)) / 1000));
+        if (c.age_s !== null) this.set({ connection: c.id, source: c.source }, c.age_s);
       }
     },
   });

@@ -66,8 +66,11 @@ export interface VatHandlerDeps {
   vat: VatClient;
   ledger: VatLedger;
   settings: VatSettings;
-  /** The VAT settings of a connection's invoices (its seller facts, docs/connections.md), by `event.connector`. @defaultValue `settings` for all */
-  settingsFor?: (connector: string) => VatSettings;
+  /**
+   * The VAT settings of a connection's invoices (its seller facts, docs/connections.md), by
+   * `event.connector`; undefined for a connection no longer configured. @defaultValue `settings` for all
+   */
+  settingsFor?: (connector: string) => VatSettings | undefined;
   reference: VatReferenceData;
   /** The latest-state store: a refund's VAT waits until its invoice's VAT is known. */
   records: Pick<RecordStore, 'read'>;
@@ -120,6 +123,16 @@ const recordName = (key: string) => {
  */
 export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
   const clock = deps.clock ?? (() => new Date());
+
+  /** The settings of the event's connection: a connection no longer configured has no seller facts to file under. */
+  function settingsOf(event: CanonicalEvent): VatSettings {
+    if (deps.settingsFor === undefined) return deps.settings;
+    const settings = deps.settingsFor(event.connector);
+    if (settings !== undefined) return settings;
+    throw new TaxsyncError('MAPPING_INVALID', `VAT for ${event.record.external_id}: its connection "${event.connector}" is not configured, so its seller facts are unknown; declare it again (docs/connections.md), then replay this entry`, {
+      fields: { connector: [`no connection "${event.connector}"`] },
+    });
+  }
   const limit = deps.unknownLimit ?? DEFAULT_UNKNOWN_LIMIT;
   const attemptDeps = (ctx: HandlerContext): AttemptDeps => ({
     vat: deps.vat,
@@ -195,7 +208,7 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     if (event.type === 'invoice.deleted') return { bodies: [], reason: 'the invoice was deleted', quiet: `${what}: deleted before any VAT was filed` };
     const data = event.data as InvoiceData;
     const { types, resolved } = await deps.reference.get();
-    const settings = deps.settingsFor?.(event.connector) ?? deps.settings;
+    const settings = settingsOf(event);
     const mapped = mapVatSubmission(data, { key: record, settings, transactionTypes: types, today: isoDay(clock()), resolved });
     if (mapped.kind === 'send') return { bodies: mapped.body };
     // `reason` explains a correction of VAT already filed; `quiet` a run with nothing filed and nothing to send.
@@ -312,7 +325,7 @@ export function createVatHandler(deps: VatHandlerDeps): RecordHandler {
     const data = { ...(applied?.type === 'refund.created' ? applied.data : {}), ...(event.data as Partial<RefundData>) } as RefundData;
     const undo = event.type !== 'refund.created';
     if (data.invoice_external_id === undefined) {
-      const scope = inVatScope(data, deps.settingsFor?.(event.connector) ?? deps.settings);
+      const scope = inVatScope(data, settingsOf(event));
       if (!scope.inScope || data.amount === undefined) return { kind: 'done', detail: `nothing sent: ${what}: ${scope.inScope ? 'no amount' : scope.reason}` };
       // Its standing is kept against itself: a credit cancelled before its correction was reported
       // (both events coalesced into one run) has nothing to undo.

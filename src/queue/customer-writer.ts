@@ -1,9 +1,11 @@
 import type { RedisClient } from './connection.js';
 import { TaxsyncError } from '../domain/errors.js';
-import { InvoiceCustomer, parseCanonicalEvent, type CanonicalEvent } from '../domain/events.js';
+import { InvoiceCustomer, type CanonicalEvent } from '../domain/events.js';
 import { recordKeyString, type RecordKey } from '../domain/record-key.js';
 import type { Keys } from './keys.js';
 import { acquireLease, type Lease } from './lease.js';
+import { parseStored } from './record-state.js';
+import { scriptOn } from './redis-scripts.js';
 
 /**
  * One writer per customer at a time (docs/mapping.md, "Customer facts before the invoice"). A
@@ -110,19 +112,12 @@ function parseFacts(json: string, at: string): CustomerWriteState['facts'] {
   }
 }
 
-function parseApplied(json: string): CanonicalEvent | undefined {
-  if (json === '') return undefined;
-  try {
-    const parsed = parseCanonicalEvent(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export function createCustomerWriters(redis: RedisClient, keys: Keys, options: CustomerWriterOptions = {}): CustomerWriters {
   const ttlMs = options.ttlMs ?? 15_000;
   const waitMs = options.waitMs ?? 5_000;
+  // On every invoice with customer facts: run by SHA, not sent as text each time.
+  const take = scriptOn(redis, 'taxsyncCustomerWriterTake', 3, TAKE);
+  const finishScript = scriptOn(redis, 'taxsyncCustomerWriterFinish', 2, FINISH);
   return {
     async take(customer, offer) {
       const recordKey = recordKeyString(customer);
@@ -130,7 +125,7 @@ export function createCustomerWriters(redis: RedisClient, keys: Keys, options: C
       const stateKey = keys.state(recordKey);
       const offered = offer === undefined ? ['', ''] : [JSON.stringify(offer.customer), offer.atMs];
       const held = await acquireLease(redis, lockKey, { ttlMs, waitMs }, async (token) => {
-        const read = (await redis.eval(TAKE, 3, lockKey, stateKey, keys.applied(recordKey), token, ttlMs, ...offered)) as string[] | null;
+        const read = (await take(lockKey, stateKey, keys.applied(recordKey), token, ttlMs, ...offered)) as string[] | null;
         return read ?? undefined;
       });
       if (held === undefined) throw new TaxsyncError('RECORD_BUSY', `customer ${customer.external_id} is being written by another job`);
@@ -139,7 +134,7 @@ export function createCustomerWriters(redis: RedisClient, keys: Keys, options: C
         sentHash: sentHash === '' ? undefined : sentHash,
         facts: parseFacts(facts, factsAt),
         ownAtMs: eventAt === '' ? undefined : Number(eventAt),
-        applied: parseApplied(applied),
+        applied: parseStored(applied),
       });
     },
   };
@@ -151,7 +146,7 @@ export function createCustomerWriters(redis: RedisClient, keys: Keys, options: C
       if (done) return 'released';
       done = true;
       lease.abandon();
-      return String(await redis.eval(FINISH, 2, lease.key, stateKey, lease.token, gen, hash, wrote ? '1' : ''));
+      return String(await finishScript(lease.key, stateKey, lease.token, gen, hash, wrote ? '1' : ''));
     };
     return {
       state,

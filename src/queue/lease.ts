@@ -30,6 +30,19 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 // Extends the lock only if this holder still owns it.
 const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
 
+// Sent as text (EVAL): a lock is taken on whatever client the caller has, at any time, and a
+// command defined on a client mid-traffic breaks its auto-pipelines (scriptOn).
+
+/** Deletes the lock `key` if `token` still holds it; true when it did. */
+export async function releaseLock(redis: RedisClient, key: string, token: string): Promise<boolean> {
+  return Number(await redis.eval(RELEASE, 1, key, token)) === 1;
+}
+
+/** Extends the lock `key` to `ttlMs` if `token` still holds it; true when it did. */
+export async function renewLock(redis: RedisClient, key: string, token: string, ttlMs: number): Promise<boolean> {
+  return Number(await redis.eval(EXTEND, 1, key, token, ttlMs)) === 1;
+}
+
 /**
  * Takes the lock `key`: `tryTake(token)` is one attempt (a plain SET NX, or a script that takes it
  * and reads in the same step) and answers what it read, or undefined when another holder has it.
@@ -52,7 +65,7 @@ export async function acquireLease<T>(
   if (taken === undefined) return undefined;
   const renew = setInterval(() => {
     // A failed renewal is harmless here: the next one (or the release) tries again.
-    redis.eval(EXTEND, 1, key, token, options.ttlMs).catch(() => undefined);
+    renewLock(redis, key, token, options.ttlMs).catch(() => undefined);
   }, options.ttlMs / 3);
   renew.unref();
   const lease: Lease = {
@@ -60,7 +73,7 @@ export async function acquireLease<T>(
     token,
     async release() {
       clearInterval(renew);
-      await redis.eval(RELEASE, 1, key, token);
+      await releaseLock(redis, key, token);
     },
     abandon() {
       clearInterval(renew);

@@ -155,7 +155,8 @@ function splitFields(fields: StateFields): { set: string[]; clear: string[] } {
   return { set, clear };
 }
 
-function parseStored(json: string | null | undefined): CanonicalEvent | undefined {
+/** A stored event (the held or the applied copy) as a canonical event; undefined when none or it no longer parses. */
+export function parseStored(json: string | null | undefined): CanonicalEvent | undefined {
   if (!json) return undefined;
   let value: unknown;
   try {

@@ -443,6 +443,26 @@ export function withScripts(client: RedisClient): Scripted {
   return client as Scripted;
 }
 
+const definedOne = new WeakMap<object, Set<string>>();
+
+/**
+ * A script of a module of its own (the customers' writer lock, a lease, a token store), defined on
+ * `client` once and then run by its SHA (EVALSHA) like taxsync's other scripts, instead of sending
+ * its text with every call. `name` must be unique across taxsync. Call it where the module is
+ * built, before the client sends anything: on a client with auto-pipelining, a command defined
+ * while commands are in flight broke the pipeline's answers (seen in tests).
+ */
+export function scriptOn(client: RedisClient, name: string, numberOfKeys: number, lua: string): (...keysAndArgs: (string | number)[]) => Promise<unknown> {
+  let names = definedOne.get(client);
+  if (names === undefined) definedOne.set(client, (names = new Set()));
+  if (!names.has(name)) {
+    client.defineCommand(name, { numberOfKeys, lua });
+    names.add(name);
+  }
+  const command = (client as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>)[name]!;
+  return (...keysAndArgs) => command.apply(client, keysAndArgs);
+}
+
 /** A MULTI on a scripted client, typed with the scripts. */
 export function scriptedMulti(client: Scripted): ScriptedChain {
   return client.multi() as ScriptedChain;

@@ -1,3 +1,4 @@
+import { sourceOfGuardValue } from '../domain/connection.js';
 import { createHash } from 'node:crypto';
 import { Cluster, type ChainableCommander, type Redis } from 'ioredis';
 import { z } from 'zod';
@@ -66,7 +67,9 @@ export const DEFAULT_CHECKPOINT_TTL_MS = 24 * 3600 * 1000;
 export function reconcileRunId(options: Pick<ReconcileOptions, 'since' | 'sources' | 'connection'>): string {
   const scope = { since: options.since?.toISOString() ?? null, sources: [...(options.sources ?? [])].sort() };
   // Without a connection the id is the one runs had before connections: their checkpoints still resume.
-  const id = JSON.stringify(options.connection === undefined ? scope : { ...scope, connection: options.connection.id });
+  // With one, its source and prefix too: after an accepted change they select other records.
+  const { connection } = options;
+  const id = JSON.stringify(connection === undefined ? scope : { ...scope, connection: connection.id, source: connection.source, prefix: connection.externalIdPrefix });
   return createHash('sha256').update(id).digest('hex').slice(0, 16);
 }
 
@@ -115,7 +118,9 @@ export async function runReconcile(deps: ReconcileDeps, options: ReconcileOption
   if (run.cp.phase === 'records') await compareRecords(run);
   if (run.cp.phase === 'extras') await findExtras(run);
   const report = await reportOf(run);
-  await recordSummary(deps.redis, deps.keys, report);
+  // /metrics and `status` report the installation's last whole run: one shop's or one source's
+  // check must not clear the findings of the whole (an alert on them would clear wrongly).
+  if (options.connection === undefined && (options.sources ?? []).length === 0) await recordSummary(deps.redis, deps.keys, report);
   await deps.redis.del(...run.all);
   return report;
 }
@@ -268,8 +273,7 @@ async function compareRecords(run: Run): Promise<void> {
 /** The sources taxsync writes: those of the records it compared, and those the source-change guard remembers for its connections. */
 async function writtenSources(run: Run): Promise<Set<string>> {
   const { redis, keys } = run.deps;
-  // The guard remembers `<source> <prefix>` for a connection with a prefix: the source is the first word.
-  const remembered = Object.values(await redis.hgetall(keys.sources)).map((value) => value.split(' ')[0]!);
+  const remembered = Object.values(await redis.hgetall(keys.sources)).map(sourceOfGuardValue);
   return new Set([...(await redis.smembers(run.k.sources)), ...remembered]);
 }
 

@@ -22,7 +22,7 @@ export function reconcileConnection(connections: Connections, connection: Connec
     id: connection.id,
     source: connection.source,
     externalIdPrefix: connection.externalIdPrefix,
-    owns: (externalId) => connections.ofRecord(connection.source, externalId)?.id === connection.id,
+    owns: (externalId) => connections.owns(connection.id, connection.source, externalId),
   };
 }
 

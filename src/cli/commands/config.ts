@@ -1,12 +1,6 @@
 import type { Command } from 'commander';
-import { describeConfig } from '../../config/index.js';
-import type { Connection } from '../../config/connections.js';
+import { describeConfig, redacted } from '../../config/index.js';
 import { boot } from '../../daemon/boot.js';
-
-/** A connection as `taxsync config` prints it: its fields, secrets as [redacted]. */
-function describeConnection(c: Connection): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(c)) as Record<string, unknown>;
-}
 
 export function registerConfigCommand(program: Command): void {
   program
@@ -16,7 +10,7 @@ export function registerConfigCommand(program: Command): void {
     .action(async (options: { json?: boolean }) => {
       const { config, connections, lifecycle } = boot('config', { logToStderr: true });
       try {
-        const view = { ...describeConfig(config), connections: connections.list.map(describeConnection) };
+        const view = { ...describeConfig(config), connections: connections.list.map(redacted) };
         if (options.json) {
           process.stdout.write(`${JSON.stringify(view)}\n`);
           return;

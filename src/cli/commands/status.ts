@@ -6,7 +6,7 @@ import { describeTally, renderTable } from '../../dead-letters/filter.js';
 import { openDlq } from '../open-dlq.js';
 import type { VatLedgerStatus } from '../../queue/vat-ledger.js';
 import { createVarianceStore } from '../../variance/store.js';
-import { connectionAges, type ConnectionAge } from '../../activity/silence.js';
+import { CONNECTION_COLUMNS, connectionAges, connectionCells, type ConnectionAge } from '../../activity/silence.js';
 import { lastEvents } from '../../activity/store.js';
 
 /** Waiting records listed (oldest first); the total counts them all. */
@@ -50,8 +50,8 @@ function renderConnections(connections: ConnectionAge[], silenceS: number): stri
   return [
     `connections (silent: no event for more than ${describeAge(silenceS)}, TAXSYNC_SOURCE_SILENCE):`,
     renderTable(
-      ['CONNECTION', 'PLATFORM', 'SOURCE', 'PREFIX', 'LAST EVENT', 'AGE', ''],
-      connections.map((c) => [c.id, c.platform ?? '-', c.source, c.prefix ?? '', c.last_event_at ?? 'never', c.age_s === null ? '-' : describeAge(c.age_s), c.silent ? 'SILENT' : '']),
+      CONNECTION_COLUMNS.map((column) => column.toUpperCase()),
+      connections.map((c) => connectionCells(c, describeAge)),
     ),
   ];
 }

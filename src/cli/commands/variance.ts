@@ -21,9 +21,10 @@ export function registerVarianceCommand(program: Command): void {
       let redis: RedisClient | undefined;
       try {
         const only = options.connection === undefined ? undefined : namedConnection(connections, options.connection);
+        if (only !== undefined && options.source !== undefined) throw new Error('give --connection or --source, not both: a connection stands for its source');
         redis = createRedis(await clientRedis(booted), 'worker');
         const keys = createKeys(booted.config.redis.prefix);
-        const source = options.source ?? only?.source;
+        const source = only?.source ?? options.source;
         // A connection's invoices are known only after reading its source's: the limit applies after.
         const listed = await createVarianceStore(redis, keys).list({ ...(source ? { source } : {}), ...(only ? {} : { limit: options.limit }) });
         const all = listed.entries

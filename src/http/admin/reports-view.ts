@@ -2,7 +2,7 @@ import { describeAge } from '../../processors/waiting.js';
 import { html, type Html } from './html.js';
 import { lineChart } from './plot.js';
 import type { ReportsData } from '../../activity/reports-data.js';
-import type { ConnectionAge } from '../../activity/silence.js';
+import { CONNECTION_COLUMNS, connectionCells, type ConnectionAge } from '../../activity/silence.js';
 
 /** What the dead-letter page shows above its list besides the waiting records (src/daemon/serve.ts reads it). */
 
@@ -12,9 +12,9 @@ const described = (c: ConnectionAge) => [c.platform, `source ${c.source}`, c.pre
 /** One row per connection: the one that went quiet is told apart from its shop's sibling that still sends. */
 function connectionsTable(data: ReportsData): Html {
   if (data.connections.length === 0) return html`<p>No connection has sent an event yet.</p>`;
-  return html`<table><thead><tr><th>connection</th><th>platform</th><th>source</th><th>prefix</th><th>last event</th><th>age</th><th></th></tr></thead><tbody>${data.connections.map(
-    (c) =>
-      html`<tr><td>${c.id}</td><td>${c.platform ?? '-'}</td><td>${c.source}</td><td>${c.prefix ?? ''}</td><td>${c.last_event_at ?? 'never'}</td><td>${c.age_s === null ? '-' : describeAge(c.age_s)}</td><td>${c.silent ? html`<strong>SILENT</strong>` : ''}</td></tr>`,
+  const cell = (text: string) => (text === 'SILENT' ? html`<td><strong>SILENT</strong></td>` : html`<td>${text}</td>`);
+  return html`<table><thead><tr>${CONNECTION_COLUMNS.map((column) => html`<th>${column}</th>`)}</tr></thead><tbody>${data.connections.map(
+    (c) => html`<tr>${connectionCells(c, describeAge).map(cell)}</tr>`,
   )}</tbody></table><p>Silent: no event for more than ${describeAge(data.silenceS)} (TAXSYNC_SOURCE_SILENCE).</p>`;
 }
 

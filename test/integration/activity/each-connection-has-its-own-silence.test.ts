@@ -63,7 +63,7 @@ describe('each connection has its own silence (real Redis)', () => {
     ]);
 
     const metrics = createMetrics({ defaultMetrics: false });
-    metrics.watchQueues({ ...queueSource(pipeline.queues, ctx.redis, pipeline.keys), clock: () => NOW, connections: shops.connections });
+    metrics.watchQueues({ ...queueSource(pipeline.queues, ctx.redis, pipeline.keys, shops.connections), clock: () => NOW });
     const text = await metrics.registry.metrics();
     expect(text).toContain('taxsync_source_last_event_age_seconds{connection="shop-de",source="woocommerce"} 25200');
     expect(text).toContain('taxsync_source_last_event_age_seconds{connection="shop-fr",source="woocommerce"} 300');
@@ -126,7 +126,7 @@ describe('each connection has its own silence (real Redis)', () => {
       { id: 'erp', platform: 'erp', source: 'api', last_event_at: new Date(NOW - 7 * HOUR).toISOString(), age_s: 7 * 3600, silent: true },
     ]);
     const metrics = createMetrics({ defaultMetrics: false });
-    metrics.watchQueues({ ...queueSource(pipeline.queues, ctx.redis, pipeline.keys), clock: () => NOW, connections: defaults });
+    metrics.watchQueues({ ...queueSource(pipeline.queues, ctx.redis, pipeline.keys, defaults), clock: () => NOW });
     const text = await metrics.registry.metrics();
     expect(text).toContain('taxsync_source_last_event_age_seconds{connection="erp",source="api"} 25200');
     expect(text).not.toContain('connection="api"');

@@ -6,6 +6,7 @@ import { createKeys } from '../../../src/queue/keys.js';
 import type { QueueName } from '../../../src/queue/names.js';
 import { createLifecycle, type Lifecycle } from '../../../src/daemon/lifecycle.js';
 import { queueSource, serveMetrics } from '../../../src/daemon/metrics-server.js';
+import { connectionsOf } from '../../../src/config/connections.js';
 import type { Queue } from 'bullmq';
 import { useRedis } from '../../helpers/redis.js';
 
@@ -27,7 +28,7 @@ describe('the metrics of a worker process (TAXSYNC_METRICS_PORT)', () => {
 
   it('serves GET /metrics with queue depth, oldest waiting age, dead letters and stale drops read from Redis', async () => {
     const now = Date.now();
-    metrics.watchQueues({ ...queueSource(queues, ctx.redis, createKeys(ctx.prefix)), clock: () => now });
+    metrics.watchQueues({ ...queueSource(queues, ctx.redis, createKeys(ctx.prefix), connectionsOf([])), clock: () => now });
     await queues.transactions.add('transaction', {}, { jobId: 'old', timestamp: now - 90_000 });
     await queues.transactions.add('transaction', {}, { jobId: 'new', timestamp: now - 1_000 });
     await queues.customers.add('customer', {}, { jobId: 'later', delay: 60_000 });
@@ -56,7 +57,7 @@ describe('the metrics of a worker process (TAXSYNC_METRICS_PORT)', () => {
   });
 
   it('still answers when Redis cannot be read: the gauges keep their last value and the failure is counted', async () => {
-    const working = queueSource(queues, ctx.redis, createKeys(ctx.prefix));
+    const working = queueSource(queues, ctx.redis, createKeys(ctx.prefix), connectionsOf([]));
     metrics.watchQueues(working);
     await queues['dead-letter'].add('API_INVALID', {}, { jobId: 'dl-1' });
     await ctx.redis.hset(`${ctx.prefix}:counters`, 'stale_events', '2');

@@ -120,6 +120,17 @@ describe('reconcile one connection of a source two shops share (pipeline + emula
     expect(renderReport(forDe).split('\n')[0]).toBe('reconcile all records (connection shop-de: source woocommerce)');
   });
 
+  it("leaves the installation's last whole run's counts (/metrics, status) as they were after a run of one connection or one source", async () => {
+    await plant();
+    const whole = await runReconcile(deps, { pageSize: 2 });
+    const counters = async () => (await ctx.redis.hmget(`${ctx.prefix}:counters`, 'reconcile:missing', 'reconcile:extra', 'reconcile:differing', 'reconcile:finished_at_ms')).join(' ');
+    const after = await counters();
+    expect(after).toBe(`${whole.summary.missing} ${whole.summary.extra} ${whole.summary.differing} ${Date.parse(whole.finished_at)}`);
+    expect((await runReconcile(deps, { pageSize: 2, connection: scope(de) })).summary.missing).toBe(0);
+    await runReconcile(deps, { pageSize: 2, sources: ['woocommerce'] });
+    expect(await counters()).toBe(after);
+  });
+
   it('finds nothing for a shop whose records match while the other shop differs', async () => {
     await api.tax.transactions.deleteByKey('woocommerce', 'fr-1002');
     expect((await runReconcile(deps, { pageSize: 2, connection: scope(de) })).matches).toBe(true);

