@@ -16,7 +16,8 @@ export type TaxMode = 'exclusive' | 'inclusive' | 'out_of_scope';
 export type Problems = Record<string, string[]>;
 export const addProblem = (problems: Problems, field: string, message: string): void => void (problems[field] ??= []).push(message);
 
-const ZERO = new Money(0);
+/** Decimals are immutable: one zero serves lines.ts and map.ts. */
+export const ZERO = new Money(0);
 /** QBO's placeholder item of a shipping line (a line like any other in the API). */
 const SHIPPING_ITEM = 'SHIPPING_ITEM_ID';
 /** US companies mark a line taxable or not with these two codes; the rate is in TxnTaxDetail. */

@@ -1,9 +1,9 @@
-import type { z } from 'zod';
-import { CanonicalEvent, type CanonicalEventInput, type CustomerData, type InvoiceCustomer, type InvoiceData, type RefundData } from '../../domain/events.js';
-import { issuesToFields, summariseFields } from '../../domain/field-errors.js';
-import { Money, formatDecimal, isoExponent, type Decimal } from '../../domain/money.js';
+import type { CanonicalEvent, CanonicalEventInput, CustomerData, InvoiceCustomer, InvoiceData, RefundData } from '../../domain/events.js';
+import { summariseFields } from '../../domain/field-errors.js';
+import { formatDecimal, isoExponent, type Decimal } from '../../domain/money.js';
+import { canonicalOrInvalid } from '../shared/canonical.js';
 import { compact, nonBlank, nonZero } from '../shared/fields.js';
-import { addProblem, documentAmounts, taxModeOf, type DocumentAmounts, type Problems, type TaxMode } from './lines.js';
+import { ZERO, addProblem, documentAmounts, taxModeOf, type DocumentAmounts, type Problems, type TaxMode } from './lines.js';
 import { quickBooksInstant, type QboCustomer, type QboSalesTransaction } from './schemas.js';
 import { CONNECTOR_ID, addressesOf, eventIdOf, externalIdOf, isVoided, issuedAtOf, versionOf, type QboRecordEntity } from './values.js';
 
@@ -46,8 +46,6 @@ type CreditEntity = 'CreditMemo' | 'RefundReceipt';
  */
 const SALE_PRECEDENCE = { active: 10, paid: 20, cancelled: 30, deleted: 40 } as const;
 const CREDIT_PRECEDENCE = { created: 10, cancelled: 20, deleted: 30 } as const;
-
-const ZERO = new Money(0);
 
 /** An Invoice → invoice.upserted; a voided one → invoice.cancelled. */
 export function mapQuickBooksInvoice(invoice: QboSalesTransaction, ctx: QuickBooksMapContext): QuickBooksMapResult {
@@ -260,18 +258,8 @@ function invalid(entity: string, fields: Record<string, string[]>): QuickBooksMa
   return { kind: 'invalid', message: `QuickBooks ${entity} cannot be mapped: ${summariseFields(fields, 5)}`, fields };
 }
 
-/** Every mapped event passes the canonical schema, or the result is invalid naming the event field. */
+/** Every mapped event passes the canonical schema, or the result is invalid naming the event field; `notes` ride along with the events. */
 function finalize(inputs: CanonicalEventInput[], notes: string[] = []): QuickBooksMapResult {
-  const events: CanonicalEvent[] = [];
-  for (const input of inputs) {
-    const parsed = CanonicalEvent.safeParse(input);
-    if (!parsed.success) return invalidCanonical(parsed.error);
-    events.push(parsed.data);
-  }
-  return notes.length === 0 ? { kind: 'events', events } : { kind: 'events', events, notes };
-}
-
-function invalidCanonical(error: z.ZodError): QuickBooksMapResult {
-  const fields = issuesToFields(error.issues, 'event.');
-  return { kind: 'invalid', message: `the mapped event does not match the canonical schema: ${summariseFields(fields, 5)}`, fields };
+  const checked = canonicalOrInvalid(inputs);
+  return checked.kind === 'events' && notes.length > 0 ? { ...checked, notes } : checked;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { Money, type Decimal } from '../../domain/money.js';
-import { PlatformId } from '../shared/fields.js';
+import type { Decimal } from '../../domain/money.js';
+import { ExactAmount, KeyText, PlatformId, isCalendarDateTime, list, readAmount, text, utcTimestamp } from '../shared/fields.js';
 
 /**
  * What QuickBooks Online sends and answers, only the fields taxsync reads (facts and sources:
@@ -10,54 +10,42 @@ import { PlatformId } from '../shared/fields.js';
 
 // ——— values ———
 
-const MAX_EXACT_DIGITS = 15;
-
 /**
- * QBO writes money as JSON numbers (275, 12.75, 0.9090889); JSON.parse has made each a double.
- * String(n) is the shortest decimal that reads back as that double, which is exactly the literal
- * QuickBooks wrote whenever the literal had at most 15 significant digits (every such decimal
- * survives a round trip through a double). QBO amounts carry 2 decimals and unit prices up to 7,
- * far inside that; a longer number may not be what was written. Decimal strings are taken as they are.
+ * An amount taxsync sends on (Amount, TotalAmt, TotalTax, TaxInclusiveAmt). QBO writes money as
+ * JSON numbers (275, 12.75, 0.9090889): read as readAmount (shared/fields.ts) reads them, exact to
+ * 15 significant digits (QBO amounts carry 2 decimals and unit prices up to 7, far inside that);
+ * one that may not be exact is refused, not guessed.
  */
-function readNumber(value: number | string): { amount: Decimal; exact: boolean } | undefined {
-  const text = typeof value === 'number' ? String(value) : value.trim();
-  if (!/^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(text)) return undefined;
-  const amount = new Money(text);
-  return { amount, exact: typeof value === 'string' || amount.precision(true) <= MAX_EXACT_DIGITS };
-}
-
-/** An amount taxsync sends on (Amount, TotalAmt, TotalTax, TaxInclusiveAmt): one that may not be exact is refused, not guessed. */
-export const QboAmount = z.union([z.number(), z.string()]).transform((value, ctx): Decimal => {
-  const read = readNumber(value);
-  if (read === undefined) ctx.addIssue({ code: 'custom', message: 'must be a finite number', input: value });
-  else if (!read.exact) ctx.addIssue({ code: 'custom', message: `has more than ${MAX_EXACT_DIGITS} significant digits: a JSON number this long may not be the amount QuickBooks wrote`, input: value });
-  else return read.amount;
-  return z.NEVER;
-});
+export const QboAmount = ExactAmount;
 
 /**
  * UnitPrice and Qty: only checked against the line's Amount, which is what was charged (lines.ts).
- * One that may not be exact is read as absent, so the line is priced from its Amount instead.
+ * A JSON number that may not be exact is read as absent, so the line is priced from its Amount
+ * instead; anything else readAmount refuses is refused here too.
  */
 const QboUnitNumber = z.union([z.number(), z.string()]).transform((value, ctx): Decimal | undefined => {
-  const read = readNumber(value);
-  if (read !== undefined) return read.exact ? read.amount : undefined;
-  ctx.addIssue({ code: 'custom', message: 'must be a finite number', input: value });
+  const read = readAmount(value);
+  if (read.ok) return read.amount;
+  if (read.inexact) return undefined;
+  ctx.addIssue({ code: 'custom', message: read.message, input: value });
   return z.NEVER;
 });
+
+const INSTANT = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?)(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
  * A QBO time as UTC ISO 8601 ("2026-11-18T17:02:11Z"), or undefined when it is not one. Entity
  * times have a colon in their offset (-08:00); classic webhooks have also been seen with -0700 and
- * with .000Z; CloudEvents times carry nanoseconds, cut to milliseconds here.
+ * with .000Z; CloudEvents times carry nanoseconds, cut to milliseconds here. A date or time that
+ * does not exist (30 February, 24:00) is refused, not rolled over into the next day or month.
  */
-export function quickBooksInstant(text: string): string | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?)(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})$/i.exec(text.trim());
-  if (m === null) return undefined;
+export function quickBooksInstant(value: string): string | undefined {
+  const m = INSTANT.exec(value.trim());
+  if (m === null || !isCalendarDateTime(m[1]!)) return undefined;
   const zone = m[3]!.toUpperCase() === 'Z' ? 'Z' : `${m[3]!.slice(0, 3)}:${m[3]!.slice(-2)}`;
   const fraction = m[2] === undefined ? '' : `.${m[2].slice(0, 3).padEnd(3, '0')}`;
-  const at = new Date(`${m[1]}${fraction}${zone}`);
-  return Number.isNaN(at.getTime()) ? undefined : at.toISOString().replace('.000Z', 'Z');
+  const at = Date.parse(`${m[1]}${fraction}${zone}`);
+  return Number.isNaN(at) ? undefined : utcTimestamp(at);
 }
 
 export const QboDateTime = z.string().transform((text, ctx) => {
@@ -67,7 +55,6 @@ export const QboDateTime = z.string().transform((text, ctx) => {
   return z.NEVER;
 });
 
-const text = z.string().nullish();
 const Ref = z.looseObject({ value: PlatformId, name: text });
 export type QboRef = z.infer<typeof Ref>;
 
@@ -124,17 +111,10 @@ export const QboLine = z.looseObject({
 });
 export type QboLine = z.infer<typeof QboLine>;
 
+/** TotalTax is all taxsync reads; TaxLine (the tax per rate) is not read, so it is kept unchecked. */
 const TxnTaxDetail = z.looseObject({
   TxnTaxCodeRef: Ref.nullish(),
   TotalTax: QboAmount.nullish(),
-  TaxLine: z
-    .array(
-      z.looseObject({
-        Amount: QboAmount.nullish(),
-        TaxLineDetail: z.looseObject({ TaxRateRef: Ref.nullish(), PercentBased: z.boolean().nullish(), TaxPercent: QboAmount.nullish() }).nullish(),
-      }),
-    )
-    .nullish(),
 });
 
 const LinkedTxn = z.looseObject({ TxnId: PlatformId, TxnType: z.string() });
@@ -147,7 +127,7 @@ export const QboSalesTransaction = z.looseObject({
   /** Raised by one on every change (a void too): the record's version. */
   SyncToken: PlatformId.nullish(),
   MetaData,
-  DocNumber: text,
+  DocNumber: KeyText.nullish(),
   TxnDate: z.iso.date({ error: 'must be a date YYYY-MM-DD' }).nullish(),
   CurrencyRef: Ref.nullish(),
   /** Home-currency units per one unit of CurrencyRef. */
@@ -165,7 +145,6 @@ export const QboSalesTransaction = z.looseObject({
   ApplyTaxAfterDiscount: z.boolean().nullish(),
   TotalAmt: QboAmount.nullish(),
   Balance: QboAmount.nullish(),
-  RemainingCredit: QboAmount.nullish(),
 });
 export type QboSalesTransaction = z.infer<typeof QboSalesTransaction>;
 
@@ -178,13 +157,15 @@ export type QboCreditMemo = QboSalesTransaction;
 export const QboRefundReceipt = QboSalesTransaction;
 export type QboRefundReceipt = QboSalesTransaction;
 
-/** A Payment: read for the credit memos it applies to invoices (a credit memo names no invoice itself). */
+/**
+ * A Payment: read for the credit memos it applies to invoices (a credit memo names no invoice
+ * itself): only its lines' LinkedTxn. Its amounts are not read, so they are kept unchecked.
+ */
 export const QboPayment = z.looseObject({
   Id: PlatformId,
   SyncToken: PlatformId.nullish(),
   MetaData: MetaData.nullish(),
-  TotalAmt: QboAmount.nullish(),
-  Line: z.array(z.looseObject({ Amount: QboAmount.nullish(), LinkedTxn: z.array(LinkedTxn).nullish() })).nullish(),
+  Line: z.array(z.looseObject({ LinkedTxn: z.array(LinkedTxn).nullish() })).nullish(),
 });
 export type QboPayment = z.infer<typeof QboPayment>;
 
@@ -219,8 +200,7 @@ export const QBO_ENTITIES = ['Invoice', 'SalesReceipt', 'CreditMemo', 'RefundRec
 export type QboEntityName = (typeof QBO_ENTITIES)[number];
 
 const paging = { startPosition: z.int().nullish(), maxResults: z.int().nullish(), totalCount: z.int().nullish() };
-/** QBO leaves an entity's key out of a query that matched nothing (`{"QueryResponse": {}}`): read as []. */
-const list = <T extends z.ZodType>(entity: T) => z.array(entity).nullish().transform((v): z.output<T>[] => v ?? []);
+// QBO leaves an entity's key out of a query that matched nothing (`{"QueryResponse": {}}`): `list` reads it as [].
 
 /*
  * A read by id answers `{"Invoice": {...}, "time": "…"}`; a query answers

@@ -1,5 +1,6 @@
 import type { Address } from '../../domain/events.js';
-import { compact, nonBlank } from '../shared/fields.js';
+import { countryCode } from '../shared/countries.js';
+import { compact, nonBlank, nonEmpty } from '../shared/fields.js';
 import { QUICKBOOKS_ID_PREFIXES } from './config.js';
 import type { QboAddress, QboEntityName, QboSalesTransaction } from './schemas.js';
 
@@ -58,20 +59,6 @@ export function isVoided(doc: QboSalesTransaction): boolean {
 
 // ——— addresses ———
 
-/** Country names QBO users type, to ISO 3166-1 alpha-2; anything else is left out, not guessed. */
-const COUNTRIES: Readonly<Record<string, string>> = {
-  USA: 'US', 'UNITED STATES': 'US', 'UNITED STATES OF AMERICA': 'US', 'U.S.': 'US', 'U.S.A.': 'US',
-  CANADA: 'CA', CAN: 'CA', AUSTRALIA: 'AU', AUS: 'AU', 'NEW ZEALAND': 'NZ', NZL: 'NZ',
-  'UNITED KINGDOM': 'GB', UK: 'GB', GBR: 'GB', 'GREAT BRITAIN': 'GB', ENGLAND: 'GB',
-  INDIA: 'IN', IND: 'IN', IRELAND: 'IE', IRL: 'IE', FRANCE: 'FR', FRA: 'FR', GERMANY: 'DE', DEU: 'DE',
-};
-
-export function countryCode(text: string | null | undefined): string | undefined {
-  const value = nonBlank(text)?.toUpperCase();
-  if (value === undefined) return undefined;
-  return COUNTRIES[value] ?? (/^[A-Z]{2}$/.test(value) ? value : undefined);
-}
-
 /** "Middlefield, CA 94303": the last line of a free-form US address (two spaces happen). */
 const CITY_STATE_ZIP = /^(.+?),?\s+([A-Z]{2})\s+(\d{5}(?:-\d{4})?)$/;
 
@@ -79,7 +66,8 @@ const CITY_STATE_ZIP = /^(.+?),?\s+([A-Z]{2})\s+(\d{5}(?:-\d{4})?)$/;
  * A QBO address as the canonical one. Structured addresses have their street in Line1..Line5.
  * Free-form ones (no City, no PostalCode) hold the name and company in the first lines and
  * "City, ST ZIP" in the last: that line gives city, state and zip, the line before it the street.
- * A missing Country is the company's own (QBO leaves it out of domestic addresses).
+ * A missing Country is the company's own (QBO leaves it out of domestic addresses); a given one is
+ * free text ("USA", "Australia", "AU"), read with the shared countryCode.
  */
 export function addressOf(a: QboAddress | null | undefined, companyCountry: string | undefined): Address | undefined {
   if (!a) return undefined;
@@ -106,6 +94,5 @@ export function addressesOf(
   ship: QboAddress | null | undefined,
   companyCountry: string | undefined,
 ): { billing?: Address; shipping?: Address } | undefined {
-  const out = compact({ billing: addressOf(bill, companyCountry), shipping: addressOf(ship, companyCountry) });
-  return Object.keys(out).length === 0 ? undefined : out;
+  return nonEmpty(compact({ billing: addressOf(bill, companyCountry), shipping: addressOf(ship, companyCountry) }));
 }

@@ -1,5 +1,5 @@
 import type { ConnectorSettings, VerifyResult, WebhookRequest } from '../types.js';
-import { digestEquals, fromBase64, hmacSha256 } from '../shared/crypto.js';
+import { signBodyHmacBase64, verifyBodyHmacBase64 } from '../shared/crypto.js';
 
 export const SIGNATURE_HEADER = 'x-wc-webhook-signature';
 
@@ -9,21 +9,15 @@ export const SIGNATURE_HEADER = 'x-wc-webhook-signature';
  * parsing, in constant time, against every configured secret.
  */
 export function verifyWoo(req: WebhookRequest, settings: ConnectorSettings): VerifyResult {
-  const header = req.headers[SIGNATURE_HEADER];
-  if (header === undefined || header === '') return { ok: false, reason: 'missing X-WC-Webhook-Signature header' };
-  const received = fromBase64(header);
-  if (received === undefined) return { ok: false, reason: 'X-WC-Webhook-Signature is not base64' };
-  if (settings.secrets.length === 0) return { ok: false, reason: 'no WooCommerce webhook secret is configured' };
-  let matched = false;
-  // Every secret is tried (no early exit), so timing does not tell which one matched.
-  for (const secret of settings.secrets) {
-    if (digestEquals(hmacSha256(secret.reveal(), req.rawBody), received)) matched = true;
-  }
-  return matched ? { ok: true } : { ok: false, reason: 'X-WC-Webhook-Signature does not match any configured secret' };
+  return verifyBodyHmacBase64(req, settings, {
+    header: SIGNATURE_HEADER,
+    label: 'X-WC-Webhook-Signature',
+    what: { none: 'WooCommerce webhook secret', any: 'secret' },
+  });
 }
 
 export function signWoo(rawBody: Buffer, secret: string): Record<string, string> {
-  return { [SIGNATURE_HEADER]: hmacSha256(secret, rawBody).toString('base64') };
+  return { [SIGNATURE_HEADER]: signBodyHmacBase64(rawBody, secret) };
 }
 
 const FORM = 'application/x-www-form-urlencoded';

@@ -1,15 +1,9 @@
-import {
-  CanonicalEvent,
-  type CanonicalEventInput,
-  type CustomerData,
-  type InvoiceCustomer,
-  type InvoiceData,
-  type RefundData,
-} from '../../domain/events.js';
+import type { CanonicalEvent, CustomerData, InvoiceCustomer, InvoiceData, RefundData } from '../../domain/events.js';
 import { issuesToFields, summariseFields } from '../../domain/field-errors.js';
 import type { Decimal } from '../../domain/money.js';
 import { refundExternalId } from '../../domain/record-key.js';
-import { compact, nonBlank } from '../shared/fields.js';
+import { canonicalOrInvalid } from '../shared/canonical.js';
+import { compact, nonBlank, nonEmpty } from '../shared/fields.js';
 import { invalid, isInvalid, linesOf, pricingOf, type Invalid } from './lines.js';
 import {
   XeroWebhookEvent,
@@ -35,9 +29,6 @@ export interface XeroMapContext {
   /** Where the record sits in its answer (`Invoices[3].`), put in front of every field named. @defaultValue '' */
   path?: string;
 }
-
-export { lineDiscount } from './lines.js';
-export type { Invalid } from './lines.js';
 
 export type XeroMapResult =
   | { kind: 'events'; events: CanonicalEvent[] }
@@ -168,18 +159,7 @@ function envelope(idPart: string, updated: string, state: State | undefined) {
 }
 
 /** Every mapped event passes the canonical schema, or the record is invalid (naming the event field). */
-function finalize(inputs: CanonicalEventInput[]): XeroMapResult {
-  const events: CanonicalEvent[] = [];
-  for (const input of inputs) {
-    const parsed = CanonicalEvent.safeParse(input);
-    if (!parsed.success) {
-      const fields = issuesToFields(parsed.error.issues, 'event.');
-      return invalid(`the mapped event does not match the canonical schema: ${summariseFields(fields, 5)}`, fields);
-    }
-    events.push(parsed.data);
-  }
-  return { kind: 'events', events };
-}
+const finalize = canonicalOrInvalid;
 
 // ——— invoices ———
 
@@ -252,8 +232,7 @@ function documentCustomer(contact: XeroContact): InvoiceCustomer {
 function invoiceAddresses(invoice: XeroInvoice): InvoiceData['addresses'] {
   const to = address(invoice.InvoiceAddresses.find((a) => a.InvoiceAddressType?.toUpperCase() === 'TO'));
   const contact = invoice.Contact ? contactAddresses(invoice.Contact) : undefined;
-  const out = compact({ billing: contact?.billing, shipping: to ?? contact?.shipping });
-  return Object.keys(out).length === 0 ? undefined : out;
+  return nonEmpty(compact({ billing: contact?.billing, shipping: to ?? contact?.shipping }));
 }
 
 // ——— credit notes ———

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { issuesToFields } from '../../domain/field-errors.js';
-import { DECIMAL_PATTERN, Money, amountProblem, type Decimal } from '../../domain/money.js';
-import { LONE_SURROGATE, hasLoneSurrogate } from '../shared/fields.js';
+import { ExactAmount, KeyText, isCalendarDateTime, list, text, utcTimestamp } from '../shared/fields.js';
 
 /**
  * The parts of Xero's webhook deliveries and Accounting API answers that taxsync reads. Tolerant
@@ -15,13 +14,8 @@ import { LONE_SURROGATE, hasLoneSurrogate } from '../shared/fields.js';
 const MIN_MS = -62_135_596_800_000;
 const MAX_MS = 253_402_300_799_999;
 
-/** One form for every time taxsync emits: UTC, "Z", milliseconds only when not zero. */
-function isoFromMs(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
-}
-
 const MS_DATE = /^\/Date\((-?\d{1,16})([+-])(\d{2})(\d{2})\)\/$|^\/Date\((-?\d{1,16})\)\/$/;
-const ISO_DATE = /^((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?)(Z|[+-](?:0\d|1[0-4]):[0-5]\d)?$/;
+const ISO_DATE = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)(Z|[+-](?:0\d|1[0-4]):[0-5]\d)?$/;
 
 /**
  * Xero's Microsoft-JSON date `/Date(1573755038314+0000)/` (the offset may be absent) as an ISO
@@ -36,7 +30,7 @@ export function parseXeroDate(text: string): string | undefined {
   const ms = Number(m[1] ?? m[5]);
   if (!Number.isSafeInteger(ms) || ms < MIN_MS || ms > MAX_MS) return undefined;
   if (m[3] !== undefined && (Number(m[3]) > 14 || Number(m[4]) > 59)) return undefined;
-  return isoFromMs(ms);
+  return utcTimestamp(ms);
 }
 
 /**
@@ -45,14 +39,10 @@ export function parseXeroDate(text: string): string | undefined {
  */
 export function parseUtcDateTime(text: string): string | undefined {
   const m = ISO_DATE.exec(text);
-  if (m === null) return undefined;
-  // Date.parse rolls 30 February over into March and takes 24:00: every part is checked first.
-  const [year, month, day, hour, minute, second] = m.slice(2, 8).map(Number) as [number, number, number, number, number, number];
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return undefined;
-  const ms = Date.parse(`${m[1]}${m[8] ?? 'Z'}`);
-  return Number.isNaN(ms) || ms < MIN_MS || ms > MAX_MS ? undefined : isoFromMs(ms);
+  // Date.parse rolls 30 February over into March and takes 24:00: the calendar is checked first.
+  if (m === null || !isCalendarDateTime(text)) return undefined;
+  const ms = Date.parse(`${m[1]}${m[2] ?? 'Z'}`);
+  return Number.isNaN(ms) || ms < MIN_MS || ms > MAX_MS ? undefined : utcTimestamp(ms);
 }
 
 /** A Xero date field: the `/Date(ms)/` form, or (tolerated) an ISO date-time read as UTC when zone-less. */
@@ -72,35 +62,11 @@ export const XeroUtcDateTime = z.string().transform((text, ctx) => {
 });
 
 /**
- * Significant digits a JSON number can carry and still be the decimal Xero wrote: any decimal of at
- * most 15 significant digits survives text → double → shortest string unchanged (DBL_DIG).
+ * An amount. Xero writes money, quantities and rates as JSON numbers (`19.95`, `0.625`): read as
+ * readAmount (shared/fields.ts) reads them, exact to 15 significant digits (Xero's amounts have 2
+ * decimals, unit amounts and quantities up to 4, rates 6); a decimal string as written.
  */
-const EXACT_DIGITS = 15;
-
-function significantDigits(text: string): number {
-  return text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').length;
-}
-
-/**
- * An amount. Xero writes money, quantities and rates as JSON numbers (`19.95`, `0.625`), which
- * JSON.parse has already made doubles; Node 20 cannot give a reviver the source text. String(n) is
- * the shortest text that reads back as the same double, which is the literal Xero wrote whenever
- * that literal has at most 15 significant digits (Xero's amounts have 2 decimals, unit amounts and
- * quantities up to 4, rates 6). A number with more digits, or one String() writes with an
- * exponent, may not be the decimal Xero meant, so it is refused rather than guessed at. Decimal
- * strings are read as they are.
- */
-export const XeroAmount = z.union([z.number(), z.string()]).transform((value, ctx): Decimal => {
-  const text = typeof value === 'number' ? String(value) : value.trim();
-  let problem: string | undefined;
-  if (!DECIMAL_PATTERN.test(text)) problem = 'must be a decimal number such as 19.95 (no exponent, not NaN or Infinity)';
-  else if (typeof value === 'number' && significantDigits(text) > EXACT_DIGITS) {
-    problem = `has more than ${EXACT_DIGITS} significant digits, so the JSON number may not be the decimal Xero wrote`;
-  } else problem = amountProblem(new Money(text));
-  if (problem === undefined) return new Money(text);
-  ctx.addIssue({ code: 'custom', message: problem, input: value });
-  return z.NEVER;
-});
+export const XeroAmount = ExactAmount;
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -115,14 +81,6 @@ export function isXeroGuid(text: string): boolean {
   return GUID.test(text);
 }
 
-/** Text that may become part of a key (a document number): well-formed Unicode only. */
-const KeyText = z.string().refine((t) => !hasLoneSurrogate(t), { error: LONE_SURROGATE });
-const text = z.string().nullish();
-const list = <T extends z.ZodType>(item: T) =>
-  z
-    .array(item)
-    .nullish()
-    .transform((v) => v ?? []);
 const Currency = z.string().regex(/^[A-Z]{3}$/, { error: 'must be an ISO 4217 code such as NZD' });
 
 // ——— webhooks ———
@@ -233,16 +191,15 @@ export const XeroInvoice = z.looseObject({
   ...document,
   InvoiceID: XeroGuid,
   InvoiceNumber: KeyText.nullish(),
-  TotalDiscount: XeroAmount.nullish(),
   InvoiceAddresses: list(XeroInvoiceAddress),
 });
 export type XeroInvoice = z.infer<typeof XeroInvoice>;
 
-/** A credit note's allocation to an invoice; the Invoice is a stub: rely on its InvoiceID. */
+/**
+ * A credit note's allocation to an invoice; the Invoice is a stub: rely on its InvoiceID. Only
+ * what map.ts reads is checked (its AllocationID, Amount and Date are not read: kept, unchecked).
+ */
 const XeroAllocation = z.looseObject({
-  AllocationID: XeroGuid.nullish(),
-  Amount: XeroAmount.nullish(),
-  Date: XeroDate.nullish(),
   Invoice: z.looseObject({ InvoiceID: XeroGuid.nullish(), InvoiceNumber: text }).nullish(),
   IsDeleted: z.boolean().nullish(),
 });
@@ -252,7 +209,6 @@ export const XeroCreditNote = z.looseObject({
   ...document,
   CreditNoteID: XeroGuid,
   CreditNoteNumber: KeyText.nullish(),
-  RemainingCredit: XeroAmount.nullish(),
   Allocations: list(XeroAllocation),
 });
 export type XeroCreditNote = z.infer<typeof XeroCreditNote>;

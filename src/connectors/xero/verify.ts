@@ -1,4 +1,5 @@
-import { digestEquals, fromBase64, hmacSha256 } from '../shared/crypto.js';
+import { signBodyHmacBase64, verifyBodyHmacBase64 } from '../shared/crypto.js';
+import { parseJsonBody } from '../shared/parse.js';
 import type { ConnectorSettings, VerifyResult, WebhookRequest } from '../types.js';
 
 /**
@@ -10,23 +11,14 @@ import type { ConnectorSettings, VerifyResult, WebhookRequest } from '../types.j
  */
 export const SIGNATURE_HEADER = 'x-xero-signature';
 
+/** Every configured key is tried (several during a rotation); see verifyBodyHmacBase64. */
 export function verifyXero(req: WebhookRequest, settings: ConnectorSettings): VerifyResult {
-  const header = req.headers[SIGNATURE_HEADER];
-  if (header === undefined || header.trim() === '') return { ok: false, reason: 'missing x-xero-signature header' };
-  const received = fromBase64(header);
-  if (received === undefined) return { ok: false, reason: 'x-xero-signature is not base64' };
-  if (settings.secrets.length === 0) return { ok: false, reason: 'no Xero webhook key is configured' };
-  let matched = false;
-  // Every key is tried (no early exit), so the time taken does not tell which one matched.
-  for (const key of settings.secrets) {
-    if (digestEquals(hmacSha256(key.reveal(), req.rawBody), received)) matched = true;
-  }
-  return matched ? { ok: true } : { ok: false, reason: 'x-xero-signature does not match any configured webhook key' };
+  return verifyBodyHmacBase64(req, settings, { header: SIGNATURE_HEADER, what: { none: 'Xero webhook key', any: 'webhook key' } });
 }
 
 /** The header Xero would send for this body: for tests, fixtures and `taxsync demo`. */
 export function signXero(rawBody: Buffer, key: string): Record<string, string> {
-  return { [SIGNATURE_HEADER]: hmacSha256(key, rawBody).toString('base64') };
+  return { [SIGNATURE_HEADER]: signBodyHmacBase64(rawBody, key) };
 }
 
 /**
@@ -37,11 +29,9 @@ export function signXero(rawBody: Buffer, key: string): Record<string, string> {
 export function isIntentToReceive(body: unknown): boolean {
   let value = body;
   if (Buffer.isBuffer(body)) {
-    try {
-      value = JSON.parse(body.toString('utf8')) as unknown;
-    } catch {
-      return false;
-    }
+    const parsed = parseJsonBody(body);
+    if (!parsed.ok) return false;
+    value = parsed.value;
   }
   if (typeof value !== 'object' || value === null) return false;
   const { events, firstEventSequence, lastEventSequence } = value as Record<string, unknown>;

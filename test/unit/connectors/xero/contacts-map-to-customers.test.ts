@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mapXeroContact } from '../../../../src/connectors/xero/map.js';
 import { XeroContact } from '../../../../src/connectors/xero/schemas.js';
-import { countryCode } from '../../../../src/connectors/xero/values.js';
+import { countryCode } from '../../../../src/connectors/shared/countries.js';
 import { SOURCE, apiFixture, records, wire } from './helpers.js';
 
 /** GET /Contacts → customer.upserted: addresses POBOX → billing, STREET → shipping; countries as ISO codes. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lineDiscount } from '../../../../src/connectors/xero/map.js';
+import { lineDiscount } from '../../../../src/connectors/xero/lines.js';
 import { XeroLineItem } from '../../../../src/connectors/xero/schemas.js';
 import { Money } from '../../../../src/domain/money.js';
 

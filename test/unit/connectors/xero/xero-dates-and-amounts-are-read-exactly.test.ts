@@ -112,6 +112,9 @@ describe('XeroAmount', () => {
     [-5, '-5'],
     [0, '0'],
     [12345678901.2345, '12345678901.2345'],
+    // String(n) writes numbers below 1e-6 with an exponent; 1 significant digit is as exact as any (shared readAmount).
+    [1e-7, '0.0000001'],
+    [1.5e-7, '0.00000015'],
     ['12.50', '12.5'],
     [' 7 ', '7'],
   ])('reads %j as %s, exactly', (value, text) => {
@@ -124,7 +127,8 @@ describe('XeroAmount', () => {
     ['a float that is not a short decimal', 0.1 + 0.2],
     ['16 significant digits', 1234567890123.456],
     ['an exponent', 1e21],
-    ['a tiny exponent', 1e-7],
+    ['a tiny exponent with more than 15 decimals', 1e-16],
+    ['the smallest double', 5e-324],
     ['Infinity', Number.POSITIVE_INFINITY],
     ['an exponent string', '1e3'],
     ['16 decimals', '0.1234567890123456'],
